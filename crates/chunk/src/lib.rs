@@ -1,0 +1,125 @@
+//! The chunk stage of the index path (DESIGN.md §3).
+//!
+//! Text is cut into pieces of at most `size` characters that overlap by up to `overlap`
+//! characters. Splitting is recursive — paragraph, then line, then sentence (`。！？；.!?;`),
+//! then word, then grapheme — so a piece ends at the strongest boundary that keeps it small
+//! enough. Markdown headings become each piece's heading path, and a fenced code block stays
+//! in one piece with the paragraph that explains it. Same input, same pieces.
+//!
+//! Written by hand rather than with a text-splitting crate because the three properties
+//! above (heading paths as metadata, code kept with its explanation, overlap that starts at
+//! a sentence boundary) are exactly what the general splitters do not offer together.
+
+mod markdown;
+mod split;
+
+use std::ops::Range;
+
+/// Bumped whenever chunk boundaries change for the same input and settings; indexes chunked
+/// by another version are re-chunked.
+pub const CHUNKER_VERSION: u32 = 1;
+
+/// Chunk size and overlap, in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkConfig {
+    pub size: usize,
+    pub overlap: usize,
+}
+
+impl Default for ChunkConfig {
+    fn default() -> Self {
+        ChunkConfig { size: 500, overlap: 80 }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("chunk size must be at least 16 characters, got {0}")]
+    SizeTooSmall(usize),
+    #[error("chunk overlap ({overlap}) must be less than half the chunk size ({size})")]
+    OverlapTooLarge { size: usize, overlap: usize },
+}
+
+impl ChunkConfig {
+    /// Identifies the chunking settings and algorithm version, e.g. `v1/500/80`.
+    pub fn fingerprint(&self) -> String {
+        format!("v{CHUNKER_VERSION}/{}/{}", self.size, self.overlap)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.size < 16 {
+            return Err(ConfigError::SizeTooSmall(self.size));
+        }
+        if self.overlap * 2 > self.size {
+            return Err(ConfigError::OverlapTooLarge { size: self.size, overlap: self.overlap });
+        }
+        Ok(())
+    }
+}
+
+/// One chunk of a document, before it gets an id and metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// Markdown heading path, outermost first. Empty for plain text.
+    pub heading: Vec<String>,
+    pub text: String,
+    /// Character (not byte) span in the input text.
+    pub span: (usize, usize),
+}
+
+/// Chunks a Markdown document.
+pub fn chunk_markdown(text: &str, config: &ChunkConfig) -> Vec<Piece> {
+    let sections = markdown::sections(text);
+    build(text, sections, config)
+}
+
+/// Chunks plain text: no headings, no code blocks, only the text's own boundaries.
+pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Piece> {
+    let sections = vec![markdown::Section { heading: Vec::new(), body: 0..text.len(), code: Vec::new() }];
+    build(text, sections, config)
+}
+
+fn build(text: &str, sections: Vec<markdown::Section>, config: &ChunkConfig) -> Vec<Piece> {
+    let config = ChunkConfig { size: config.size.max(16), overlap: config.overlap.min(config.size.max(16) / 2) };
+    let mut ranges: Vec<(usize, Range<usize>)> = Vec::new();
+    for (i, section) in sections.iter().enumerate() {
+        for range in split::chunk_section(text, section.body.clone(), &section.code, &config) {
+            ranges.push((i, range));
+        }
+    }
+    let mut chars = CharOffsets::new(text);
+    ranges
+        .into_iter()
+        .map(|(i, range)| Piece {
+            heading: sections[i].heading.clone(),
+            text: text[range.clone()].to_string(),
+            span: (chars.at(range.start), chars.at(range.end)),
+        })
+        .collect()
+}
+
+/// Converts byte offsets to character offsets for offsets visited mostly in increasing order.
+struct CharOffsets<'a> {
+    text: &'a str,
+    byte: usize,
+    char: usize,
+}
+
+impl<'a> CharOffsets<'a> {
+    fn new(text: &'a str) -> Self {
+        CharOffsets { text, byte: 0, char: 0 }
+    }
+
+    fn at(&mut self, byte: usize) -> usize {
+        if byte < self.byte {
+            self.byte = 0;
+            self.char = 0;
+        }
+        self.char += self.text[self.byte..byte].chars().count();
+        self.byte = byte;
+        self.char
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,206 @@
+use super::*;
+
+fn cfg(size: usize, overlap: usize) -> ChunkConfig {
+    ChunkConfig { size, overlap }
+}
+
+/// Every piece is the text at its span, within the size (unless it holds a protected code block).
+fn check_invariants(text: &str, pieces: &[Piece], config: &ChunkConfig) {
+    let chars: Vec<char> = text.chars().collect();
+    for p in pieces {
+        let at_span: String = chars[p.span.0..p.span.1].iter().collect();
+        assert_eq!(at_span, p.text, "span does not match text");
+        assert!(!p.text.trim().is_empty(), "empty piece");
+        if !p.text.contains("```") {
+            assert!(p.text.chars().count() <= config.size, "piece of {} chars > {}", p.text.chars().count(), config.size);
+        }
+    }
+    for w in pieces.windows(2) {
+        assert!(w[1].span.0 >= w[0].span.0, "pieces out of order");
+        assert!(w[1].span.1 > w[0].span.1, "no progress");
+        if w[1].span.0 < w[0].span.1 {
+            let overlap = w[0].span.1 - w[1].span.0;
+            assert!(overlap <= config.overlap, "overlap {overlap} > {}", config.overlap);
+        }
+    }
+}
+
+/// All non-whitespace characters of the text appear in some piece, in order.
+fn covers(text: &str, pieces: &[Piece]) -> bool {
+    let mut covered = vec![false; text.chars().count()];
+    for p in pieces {
+        covered[p.span.0..p.span.1].iter_mut().for_each(|c| *c = true);
+    }
+    text.chars().zip(covered).all(|(c, cov)| cov || c.is_whitespace())
+}
+
+#[test]
+fn empty_and_whitespace_text() {
+    assert!(chunk_text("", &cfg(500, 80)).is_empty());
+    assert!(chunk_markdown("   \n\n  \n", &cfg(500, 80)).is_empty());
+    assert!(chunk_markdown("# Only a heading\n", &cfg(500, 80)).is_empty());
+}
+
+#[test]
+fn short_text_is_one_piece() {
+    let pieces = chunk_text("Hello world.", &cfg(500, 80));
+    assert_eq!(pieces, vec![Piece { heading: vec![], text: "Hello world.".into(), span: (0, 12) }]);
+}
+
+#[test]
+fn chinese_splits_at_sentence_punctuation_with_overlap() {
+    let sentence = "用人单位应当依法建立和完善劳动规章制度，保障劳动者享有劳动权利、履行劳动义务。";
+    let text = sentence.repeat(40);
+    let config = cfg(200, 50);
+    let pieces = chunk_text(&text, &config);
+    check_invariants(&text, &pieces, &config);
+    assert!(covers(&text, &pieces));
+    assert!(pieces.len() > 5);
+    for p in &pieces {
+        assert!(p.text.starts_with("用人单位"), "piece starts mid-sentence: {}", p.text);
+        assert!(p.text.ends_with('。'));
+    }
+    // Sentences are 39 chars, so each later piece repeats exactly the last sentence.
+    assert!(pieces.windows(2).all(|w| w[0].span.1 - w[1].span.0 == 39));
+}
+
+#[test]
+fn english_prefers_paragraphs_then_sentences() {
+    let para = "The vaccine was tested in three phases. Each phase enrolled more volunteers than the last. Results were published in 2021.";
+    let text = format!("{para}\n\n{para}\n\n{para}");
+    let config = cfg(260, 60);
+    let pieces = chunk_text(&text, &config);
+    check_invariants(&text, &pieces, &config);
+    assert!(covers(&text, &pieces));
+    assert_eq!(pieces[0].text, format!("{para}\n\n{para}"));
+    assert!(pieces[1].text.starts_with("Results were published") || pieces[1].text.starts_with("The vaccine"));
+    assert!(pieces[1].text.ends_with("2021."));
+}
+
+#[test]
+fn decimals_do_not_end_sentences() {
+    // Size 22 forces one sentence per piece; `2.5` and `1.1` must not be cut.
+    let text = "R0 was 2.5 in Wuhan. It fell to 1.1 later.";
+    let pieces: Vec<String> = chunk_text(text, &cfg(22, 0)).into_iter().map(|p| p.text).collect();
+    assert_eq!(pieces, vec!["R0 was 2.5 in Wuhan.", "It fell to 1.1 later."]);
+}
+
+#[test]
+fn one_megabyte_line_without_punctuation() {
+    let text = "无标点的长文本".repeat(150_000); // 1,050,000 chars on one line
+    let config = cfg(500, 80);
+    let start = std::time::Instant::now();
+    let pieces = chunk_text(&text, &config);
+    let elapsed = start.elapsed();
+    check_invariants(&text, &pieces, &config);
+    assert!(covers(&text, &pieces));
+    // Windows of 420 new chars each (500 minus the 80-char overlap).
+    assert_eq!(pieces.len(), text.chars().count().div_ceil(420));
+    assert!(elapsed.as_secs() < 20, "chunking 1 MB took {elapsed:?}");
+}
+
+#[test]
+fn english_without_punctuation_cuts_at_words() {
+    let text = "alpha beta gamma delta ".repeat(100);
+    let config = cfg(100, 20);
+    let pieces = chunk_text(&text, &config);
+    check_invariants(&text, &pieces, &config);
+    for p in &pieces {
+        assert!(["alpha", "beta", "gamma", "delta"].iter().any(|w| p.text.starts_with(w)), "{}", p.text);
+        assert!(["alpha", "beta", "gamma", "delta"].iter().any(|w| p.text.ends_with(w)), "{}", p.text);
+    }
+}
+
+#[test]
+fn emoji_are_never_split() {
+    let family = "👨‍👩‍👧‍👦"; // one grapheme, seven chars
+    let text = format!("{family}🎉").repeat(200);
+    let config = cfg(50, 10);
+    let pieces = chunk_text(&text, &config);
+    check_invariants(&text, &pieces, &config);
+    for p in &pieces {
+        assert!(p.text.starts_with(family) || p.text.starts_with('🎉'), "split inside an emoji: {:?}", p.text);
+    }
+}
+
+#[test]
+fn crlf_line_endings() {
+    let text = "# Title\r\n\r\nFirst paragraph line one.\r\nLine two.\r\n\r\n## Part\r\n\r\nSecond part.\r\n";
+    let pieces = chunk_markdown(text, &cfg(500, 80));
+    assert_eq!(pieces.len(), 2);
+    assert_eq!(pieces[0].heading, vec!["Title"]);
+    assert_eq!(pieces[0].text, "First paragraph line one.\r\nLine two.");
+    assert_eq!(pieces[1].heading, vec!["Title", "Part"]);
+    assert_eq!(pieces[1].text, "Second part.");
+}
+
+#[test]
+fn heading_path_follows_levels() {
+    let text = "# 劳动合同法\n\n总则。\n\n## 第一章 总则\n\n第一条 为了完善劳动合同制度。\n\n### 第一节\n\n内容。\n\n## 第二章 订立\n\n第七条 用人单位自用工之日起即与劳动者建立劳动关系。\n";
+    let pieces = chunk_markdown(text, &cfg(500, 80));
+    let headings: Vec<Vec<&str>> = pieces.iter().map(|p| p.heading.iter().map(String::as_str).collect()).collect();
+    assert_eq!(
+        headings,
+        vec![
+            vec!["劳动合同法"],
+            vec!["劳动合同法", "第一章 总则"],
+            vec!["劳动合同法", "第一章 总则", "第一节"],
+            vec!["劳动合同法", "第二章 订立"],
+        ]
+    );
+}
+
+#[test]
+fn code_block_stays_with_its_explanation() {
+    let intro = "Install the CLI and index the example project. The command below builds everything.";
+    let code = "```bash\ncargo install --path crates/cli\nskillrag init demo\n\nskillrag -C demo index\n```";
+    let filler = "Another paragraph that talks about something else entirely, long enough to matter. ".repeat(3);
+    let text = format!("# Setup\n\n{filler}\n\n{intro}\n\n{code}\n\n{filler}\n");
+    let config = cfg(200, 40);
+    let pieces = chunk_markdown(&text, &config);
+    check_invariants(&text, &pieces, &config);
+    let with_code: Vec<_> = pieces.iter().filter(|p| p.text.contains("cargo install")).collect();
+    assert_eq!(with_code.len(), 1, "{pieces:#?}");
+    assert!(with_code[0].text.contains(intro) && with_code[0].text.contains("skillrag -C demo index\n```"));
+}
+
+#[test]
+fn code_block_first_in_section_joins_the_text_after_it() {
+    let text = "## Usage\n\n```\nskillrag search \"query\"\n```\n\nThe search command prints scores.\n";
+    let pieces = chunk_markdown(text, &cfg(500, 80));
+    assert_eq!(pieces.len(), 1);
+    assert!(pieces[0].text.ends_with("prints scores."));
+}
+
+#[test]
+fn huge_code_block_is_cut_by_lines() {
+    let code = format!("```\n{}```", "let x = compute(1, 2, 3);\n".repeat(200));
+    let text = format!("Explanation.\n\n{code}\n");
+    let config = cfg(200, 40);
+    let pieces = chunk_markdown(&text, &config);
+    assert!(pieces.len() > 10);
+    assert!(pieces.iter().all(|p| p.text.chars().count() <= 200));
+}
+
+#[test]
+fn deterministic() {
+    let text = "第一条 为了完善劳动合同制度，明确劳动合同双方当事人的权利和义务。\n\n".repeat(50);
+    let a = chunk_markdown(&text, &cfg(300, 60));
+    let b = chunk_markdown(&text, &cfg(300, 60));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn yaml_front_matter_is_not_content() {
+    let text = "---\ntitle: x\n---\n# Doc\n\nBody.\n";
+    let pieces = chunk_markdown(text, &cfg(500, 80));
+    assert_eq!(pieces.len(), 1);
+    assert_eq!(pieces[0].text, "Body.");
+}
+
+#[test]
+fn config_validation() {
+    assert!(cfg(500, 80).validate().is_ok());
+    assert_eq!(cfg(8, 0).validate(), Err(ConfigError::SizeTooSmall(8)));
+    assert!(cfg(100, 60).validate().is_err());
+}

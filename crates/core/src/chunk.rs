@@ -1,0 +1,171 @@
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A chunk's identifier inside one skill's knowledge base. Stable across incremental
+/// re-indexes for chunks of unchanged files, never reused within a skill.
+pub type ChunkId = u64;
+
+/// What kind of document a chunk came from; selects chunking presets and is a search filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum DocType {
+    #[default]
+    General,
+    Faq,
+    Legal,
+    Technical,
+}
+
+impl DocType {
+    pub const ALL: [DocType; 4] = [DocType::General, DocType::Faq, DocType::Legal, DocType::Technical];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocType::General => "general",
+            DocType::Faq => "faq",
+            DocType::Legal => "legal",
+            DocType::Technical => "technical",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DocType> {
+        DocType::ALL.into_iter().find(|d| d.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+impl fmt::Display for DocType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Priority of a chunk when the context is compiled: rules must be followed, examples
+/// show the expected shape, references are plain knowledge (DESIGN.md §4.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Rules,
+    Examples,
+    #[default]
+    References,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Rules => "rules",
+            Tier::Examples => "examples",
+            Tier::References => "references",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Tier> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "rules" | "rule" => Some(Tier::Rules),
+            "examples" | "example" => Some(Tier::Examples),
+            "references" | "reference" | "knowledge" => Some(Tier::References),
+            _ => None,
+        }
+    }
+
+    /// The tier a knowledge file gets from the folders on its path (`rules/`, `examples/`).
+    pub fn from_source_path(source: &str) -> Tier {
+        let mut tier = Tier::References;
+        for part in source.split('/').rev().skip(1) {
+            match part {
+                "rules" => return Tier::Rules,
+                "examples" => tier = Tier::Examples,
+                _ => {}
+            }
+        }
+        tier
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A retrievable piece of a document, with everything needed to cite it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub id: ChunkId,
+    pub skill: String,
+    /// Path of the document relative to the skill folder, `/`-separated.
+    pub source: String,
+    /// The document's title (first `#` heading, else the file stem).
+    pub title: String,
+    /// Markdown heading path from the outermost heading down.
+    pub heading: Vec<String>,
+    /// Position of this chunk inside its document, from 0.
+    pub ordinal: u32,
+    /// Character (not byte) span of the chunk in the normalized document text.
+    pub span: (usize, usize),
+    pub doc_type: DocType,
+    pub tier: Tier,
+    /// Modification time of the document, seconds since the Unix epoch.
+    pub mtime: i64,
+    /// Content hash of the document's raw bytes (blake3, hex).
+    pub content_hash: String,
+    pub text: String,
+}
+
+impl Chunk {
+    /// The heading path as one line, `A > B > C`.
+    pub fn heading_line(&self) -> String {
+        self.heading.join(" > ")
+    }
+
+    /// The text that is indexed (lexically and densely): the title and heading path travel
+    /// with the chunk, so that a chunk saying "it was built in 1889" still matches "Eiffel Tower".
+    pub fn indexed_text(&self) -> String {
+        let mut out = String::with_capacity(self.text.len() + 64);
+        let heading_has_title = self.heading.first().is_some_and(|h| h.contains(self.title.as_str()));
+        if !self.title.is_empty() && !heading_has_title {
+            out.push_str(&self.title);
+            out.push('\n');
+        }
+        if !self.heading.is_empty() {
+            out.push_str(&self.heading_line());
+            out.push('\n');
+        }
+        out.push_str(&self.text);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tier_comes_from_folders() {
+        assert_eq!(Tier::from_source_path("references/a.md"), Tier::References);
+        assert_eq!(Tier::from_source_path("knowledge/rules/a.md"), Tier::Rules);
+        assert_eq!(Tier::from_source_path("knowledge/examples/x/a.md"), Tier::Examples);
+        assert_eq!(Tier::from_source_path("rules.md"), Tier::References);
+    }
+
+    #[test]
+    fn indexed_text_carries_title_once() {
+        let mut c = Chunk {
+            id: 0,
+            skill: "s".into(),
+            source: "a.md".into(),
+            title: "埃菲尔铁塔".into(),
+            heading: vec!["埃菲尔铁塔".into(), "历史".into()],
+            ordinal: 0,
+            span: (0, 8),
+            doc_type: DocType::General,
+            tier: Tier::References,
+            mtime: 0,
+            content_hash: String::new(),
+            text: "它于1889年建成".into(),
+        };
+        assert_eq!(c.indexed_text(), "埃菲尔铁塔 > 历史\n它于1889年建成");
+        c.heading.clear();
+        assert_eq!(c.indexed_text(), "埃菲尔铁塔\n它于1889年建成");
+    }
+}

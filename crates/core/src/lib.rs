@@ -1,0 +1,14 @@
+//! The vocabulary of skillrag (DESIGN.md §1), shared by every pipeline stage.
+//!
+//! Nothing here does work; these are the nouns the load → chunk → embed → store
+//! and gate → route → retrieve → compile → generate pipelines pass between them.
+
+mod chunk;
+mod diagnostic;
+mod hit;
+mod lang;
+
+pub use chunk::{Chunk, ChunkId, DocType, Tier};
+pub use diagnostic::{Diagnostic, Severity};
+pub use hit::{Hit, HitRanks, HitScores};
+pub use lang::{is_cjk, Language};

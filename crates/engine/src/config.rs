@@ -1,0 +1,369 @@
+//! Project configuration: `skillrag.toml`, then `.env`, then `SKILLRAG_*` environment
+//! variables, then command-line flags — each overriding the one before.
+//!
+//! Environment variables name a field as `SKILLRAG_<SECTION>_<KEY>` (`SKILLRAG_INDEX_CHUNK_SIZE`)
+//! or, for top-level keys, `SKILLRAG_<KEY>` (`SKILLRAG_SKILLS`); a few short aliases exist for
+//! the essentials a harness sets (`SKILLRAG_EMBED_MODEL`, `SKILLRAG_CHUNK_SIZE`…). Secrets such as
+//! the LLM API key are read from the environment only, never from the file.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_FILE: &str = "skillrag.toml";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Folders holding skill folders, relative to the project.
+    pub skills: Vec<String>,
+    /// Where retrieval data lives: `embedded` (the default, under `index.dir`).
+    pub store: String,
+    pub index: IndexConfig,
+    pub embed: EmbedConfig,
+    pub retrieval: RetrievalConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexConfig {
+    /// State folder (indexes, caches), relative to the project.
+    pub dir: String,
+    pub chunk_size: usize,
+    pub chunk_overlap: usize,
+    /// Files larger than this are reported and skipped.
+    pub max_file_mb: u64,
+    /// Texts per embedding call while indexing.
+    pub embed_batch: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// A local model folder (Hugging Face layout), or `none` for lexical-only retrieval.
+    pub model: String,
+    /// Overrides the model's own query prompt (e.g. bge's `为这个句子生成表示以用于检索相关文章：`).
+    pub query_prefix: Option<String>,
+    pub passage_prefix: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    pub top_k: usize,
+    pub candidates: usize,
+    pub rrf_k: f32,
+    pub bm25_weight: f32,
+    pub dense_weight: f32,
+    /// The dense signal is dropped when the model sees less than this share of the question
+    /// or of a skill's passages (unknown tokens).
+    pub min_visibility: f32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            skills: vec!["skills".into()],
+            store: "embedded".into(),
+            index: IndexConfig::default(),
+            embed: EmbedConfig::default(),
+            retrieval: RetrievalConfig::default(),
+        }
+    }
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig { dir: ".skillrag".into(), chunk_size: 500, chunk_overlap: 80, max_file_mb: 32, embed_batch: 32 }
+    }
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        EmbedConfig { model: "none".into(), query_prefix: None, passage_prefix: None }
+    }
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        let p = skillrag_store::hybrid::Params::default();
+        RetrievalConfig {
+            top_k: p.k,
+            candidates: p.candidates,
+            rrf_k: p.rrf_k,
+            bm25_weight: p.bm25_weight,
+            dense_weight: p.dense_weight,
+            min_visibility: p.min_visibility,
+        }
+    }
+}
+
+/// Short environment names for the essentials (DESIGN.md §6).
+const ALIASES: [(&str, &str); 3] = [
+    ("SKILLRAG_CHUNK_SIZE", "SKILLRAG_INDEX_CHUNK_SIZE"),
+    ("SKILLRAG_CHUNK_OVERLAP", "SKILLRAG_INDEX_CHUNK_OVERLAP"),
+    ("SKILLRAG_TOP_K", "SKILLRAG_RETRIEVAL_TOP_K"),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+    #[error("{name}={value}: {message}")]
+    Env { name: String, value: String, message: String },
+}
+
+/// The loaded configuration and where its values came from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    /// Whether `skillrag.toml` exists.
+    pub has_file: bool,
+    /// `SKILLRAG_*` variables that name no setting (typos), to warn about.
+    pub unknown_env: Vec<String>,
+}
+
+/// Loads `dir/skillrag.toml`, `dir/.env` and the process environment, in that order of priority
+/// (lowest first). `env` is the process environment (passed in so tests do not touch globals).
+pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, ConfigError> {
+    let path = dir.join(CONFIG_FILE);
+    let (mut value, has_file) = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let v: toml::Table = toml::from_str(&text)
+                .map_err(|e| ConfigError::File { path: path.display().to_string(), message: e.to_string() })?;
+            (v, true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (toml::Table::new(), false),
+        Err(e) => return Err(ConfigError::File { path: path.display().to_string(), message: e.to_string() }),
+    };
+    // Check the file alone first, so its errors name the file.
+    toml::Value::Table(value.clone())
+        .try_into::<Config>()
+        .map_err(|e| ConfigError::File { path: path.display().to_string(), message: e.to_string() })?;
+
+    let mut vars: BTreeMap<String, String> = BTreeMap::new();
+    let dotenv = dir.join(".env");
+    if dotenv.is_file() {
+        let iter = dotenvy::from_path_iter(&dotenv)
+            .map_err(|e| ConfigError::File { path: dotenv.display().to_string(), message: e.to_string() })?;
+        for item in iter {
+            let (k, v) = item.map_err(|e| ConfigError::File { path: dotenv.display().to_string(), message: e.to_string() })?;
+            vars.insert(k, v);
+        }
+    }
+    vars.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+
+    let known = known_keys();
+    let mut unknown_env = Vec::new();
+    for (name, raw) in &vars {
+        let Some(rest) = name.strip_prefix("SKILLRAG_") else { continue };
+        let canonical = ALIASES.iter().find(|(alias, _)| alias == name).map_or(name.as_str(), |(_, c)| *c);
+        let rest = canonical.strip_prefix("SKILLRAG_").unwrap_or(rest).to_ascii_lowercase();
+        let Some((section, key)) = locate(&known, &rest) else {
+            if !NOT_SETTINGS.contains(&name.as_str()) {
+                unknown_env.push(name.clone());
+            }
+            continue;
+        };
+        let parsed = parse_env_value(&known, section.as_deref(), &key, raw);
+        let table = match &section {
+            Some(s) => value.entry(s.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            None => {
+                value.insert(key.clone(), parsed);
+                continue;
+            }
+        };
+        if let toml::Value::Table(t) = table {
+            t.insert(key.clone(), parsed);
+        }
+        // Check each variable on its own so the error names it.
+        toml::Value::Table(value.clone()).try_into::<Config>().map_err(|e| ConfigError::Env {
+            name: name.clone(),
+            value: raw.clone(),
+            message: e.message().to_string(),
+        })?;
+    }
+    let config: Config = toml::Value::Table(value)
+        .try_into()
+        .map_err(|e| ConfigError::File { path: path.display().to_string(), message: e.to_string() })?;
+    Ok(Loaded { config, has_file, unknown_env })
+}
+
+/// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
+const NOT_SETTINGS: [&str; 5] =
+    ["SKILLRAG_CACHE", "SKILLRAG_LLM_API_KEY", "SKILLRAG_LLM_BASE_URL", "SKILLRAG_LLM_MODEL", "SKILLRAG_LLM_GGUF"];
+
+/// (section, key) → default value, from the defaults themselves.
+fn known_keys() -> BTreeMap<(Option<String>, String), toml::Value> {
+    let mut out = BTreeMap::new();
+    let Ok(toml::Value::Table(t)) = toml::Value::try_from(Config::default()) else { return out };
+    for (k, v) in t {
+        match v {
+            toml::Value::Table(section) => {
+                for (kk, vv) in section {
+                    out.insert((Some(k.clone()), kk), vv);
+                }
+            }
+            other => {
+                out.insert((None, k), other);
+            }
+        }
+    }
+    // Optional keys have no default to serialize.
+    for key in ["query_prefix", "passage_prefix"] {
+        out.insert((Some("embed".into()), key.into()), toml::Value::String(String::new()));
+    }
+    out
+}
+
+fn locate(known: &BTreeMap<(Option<String>, String), toml::Value>, rest: &str) -> Option<(Option<String>, String)> {
+    if known.contains_key(&(None, rest.to_string())) {
+        return Some((None, rest.to_string()));
+    }
+    let (section, key) = rest.split_once('_')?;
+    known.contains_key(&(Some(section.to_string()), key.to_string())).then(|| (Some(section.to_string()), key.to_string()))
+}
+
+/// Parses an environment string as the type of the setting's default.
+fn parse_env_value(
+    known: &BTreeMap<(Option<String>, String), toml::Value>,
+    section: Option<&str>,
+    key: &str,
+    raw: &str,
+) -> toml::Value {
+    let default = known.get(&(section.map(str::to_string), key.to_string()));
+    let string = || toml::Value::String(raw.to_string());
+    match default {
+        Some(toml::Value::Integer(_)) => raw.trim().parse().map(toml::Value::Integer).unwrap_or_else(|_| string()),
+        Some(toml::Value::Float(_)) => raw.trim().parse().map(toml::Value::Float).unwrap_or_else(|_| string()),
+        Some(toml::Value::Boolean(_)) => raw.trim().parse().map(toml::Value::Boolean).unwrap_or_else(|_| string()),
+        Some(toml::Value::Array(_)) => toml::Value::Array(
+            raw.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| toml::Value::String(s.into())).collect(),
+        ),
+        _ => string(),
+    }
+}
+
+impl Config {
+    /// The embedding model folder, resolved against the project; `None` for `none`/empty.
+    pub fn embed_model_path(&self, project: &Path) -> Option<PathBuf> {
+        let m = self.embed.model.trim();
+        if m.is_empty() || m.eq_ignore_ascii_case("none") {
+            return None;
+        }
+        Some(resolve(project, m))
+    }
+
+    pub fn state_dir(&self, project: &Path) -> PathBuf {
+        resolve(project, &self.index.dir)
+    }
+
+    pub fn skill_roots(&self, project: &Path) -> Vec<PathBuf> {
+        self.skills.iter().map(|s| resolve(project, s)).collect()
+    }
+}
+
+fn resolve(project: &Path, p: &str) -> PathBuf {
+    let expanded = match p.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME").map(|h| Path::new(&h).join(rest)),
+        None => None,
+    };
+    let path = expanded.unwrap_or_else(|| PathBuf::from(p));
+    if path.is_absolute() {
+        path
+    } else {
+        project.join(path)
+    }
+}
+
+/// The `skillrag.toml` written by `skillrag init`, documenting every setting.
+pub fn template(model: Option<&Path>) -> String {
+    let model = model.map_or_else(|| "none".to_string(), |m| m.display().to_string());
+    format!(
+        r#"# skillrag project configuration.
+# Every setting can be overridden by an environment variable SKILLRAG_<SECTION>_<KEY>
+# (e.g. SKILLRAG_INDEX_CHUNK_SIZE=400) or a line in .env; command-line flags win over both.
+
+# Folders that hold skill folders (each with a SKILL.md).
+skills = ["skills"]
+
+[index]
+dir = ".skillrag"        # indexes and caches (safe to delete; `skillrag index` rebuilds)
+chunk_size = 500         # characters per chunk; a skill can override in SKILL.md metadata
+chunk_overlap = 80       # characters shared by neighbouring chunks
+max_file_mb = 32         # larger knowledge files are reported and skipped
+
+[embed]
+# A local embedding model folder (Hugging Face layout), or "none" for BM25 only.
+# Env: SKILLRAG_EMBED_MODEL. `scripts/setup-model` installs all-MiniLM-L6-v2.
+model = "{model}"
+# query_prefix = "query: "      # override the model's own prompts (e5, bge)
+# passage_prefix = "passage: "
+
+[retrieval]
+top_k = 10               # hits returned by `skillrag search`
+candidates = 50          # taken from each of BM25 and dense before fusion
+rrf_k = 60               # Reciprocal Rank Fusion constant
+bm25_weight = 1.0
+dense_weight = 1.0
+min_visibility = 0.5     # drop the dense signal when the model sees less of the text than this
+"#
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_without_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let loaded = load(tmp.path(), &env(&[])).unwrap();
+        assert!(!loaded.has_file);
+        assert_eq!(loaded.config, Config::default());
+    }
+
+    #[test]
+    fn precedence_env_over_dotenv_over_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join(CONFIG_FILE), "[index]\nchunk_size = 300\nchunk_overlap = 50\n[embed]\nmodel = \"file-model\"\n").unwrap();
+        std::fs::write(tmp.path().join(".env"), "SKILLRAG_INDEX_CHUNK_OVERLAP=40\nSKILLRAG_EMBED_MODEL=dotenv-model\n").unwrap();
+        let loaded = load(tmp.path(), &env(&[("SKILLRAG_EMBED_MODEL", "none"), ("SKILLRAG_SKILLS", "a, b")])).unwrap();
+        let c = loaded.config;
+        assert_eq!(c.index.chunk_size, 300, "file");
+        assert_eq!(c.index.chunk_overlap, 40, ".env over file");
+        assert_eq!(c.embed.model, "none", "environment over .env");
+        assert_eq!(c.skills, vec!["a", "b"]);
+    }
+
+    #[test]
+    fn aliases_and_typed_values() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = load(tmp.path(), &env(&[("SKILLRAG_CHUNK_SIZE", "256"), ("SKILLRAG_RETRIEVAL_RRF_K", "30.5")])).unwrap().config;
+        assert_eq!(c.index.chunk_size, 256);
+        assert_eq!(c.retrieval.rrf_k, 30.5);
+    }
+
+    #[test]
+    fn clear_errors() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = load(tmp.path(), &env(&[("SKILLRAG_INDEX_CHUNK_SIZE", "big")])).unwrap_err().to_string();
+        assert!(err.starts_with("SKILLRAG_INDEX_CHUNK_SIZE=big:"), "{err}");
+        std::fs::write(tmp.path().join(CONFIG_FILE), "[index]\nchunk_sise = 3\n").unwrap();
+        let err = load(tmp.path(), &env(&[])).unwrap_err().to_string();
+        assert!(err.contains("skillrag.toml") && err.contains("chunk_sise"), "{err}");
+        std::fs::remove_file(tmp.path().join(CONFIG_FILE)).unwrap();
+        let loaded = load(tmp.path(), &env(&[("SKILLRAG_INDEX_CHUNKSIZE", "3"), ("SKILLRAG_CACHE", "/x")])).unwrap();
+        assert_eq!(loaded.unknown_env, vec!["SKILLRAG_INDEX_CHUNKSIZE"]);
+    }
+
+    #[test]
+    fn template_parses_to_defaults() {
+        let c: Config = toml::from_str(&template(None)).unwrap();
+        assert_eq!(c, Config::default());
+    }
+}

@@ -1,0 +1,368 @@
+//! The index path: load → chunk → embed → store, per skill, incrementally.
+//!
+//! Unchanged files are carried over from the previous generation (neither re-chunked nor
+//! re-embedded); changed files are re-chunked and their chunks embedded unless the embedding
+//! cache already holds the same text for the same model; deleted files drop out. A changed
+//! model, analyzer or chunking setting rebuilds the skill and says why.
+
+use crate::{Engine, EngineError};
+use skillrag_chunk::{chunk_markdown, chunk_text, ChunkConfig};
+use skillrag_core::{Chunk, Diagnostic, DocType, Tier};
+use skillrag_embed::{EmbedKind, Embedder};
+use skillrag_load::{list_knowledge_files, load_document, Document, Format, KnowledgeFile, LoadError, LoadOptions};
+use skillrag_skill::{Skill, DEFAULT_KNOWLEDGE};
+use skillrag_store::{EmbeddingCache, FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
+    /// Skills to index; empty means all.
+    pub skills: Vec<String>,
+    /// Re-chunk and re-embed everything (the embedding cache still applies).
+    pub rebuild: bool,
+}
+
+/// What indexing one skill did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SkillReport {
+    pub skill: String,
+    pub files: usize,
+    pub files_changed: usize,
+    pub files_unchanged: usize,
+    pub files_deleted: usize,
+    pub files_failed: usize,
+    pub chunks: usize,
+    pub chunks_new: usize,
+    /// Chunks embedded by the model in this run (the rest came from the cache or were kept).
+    pub embedded: usize,
+    pub cache_hits: usize,
+    /// Why the skill was rebuilt from scratch, if it was.
+    pub rebuilt: Option<String>,
+    /// The generation published, or `None` when the index was already up to date.
+    pub generation: Option<u64>,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct IndexReport {
+    pub skills: Vec<SkillReport>,
+    /// Indexes deleted because their skill no longer exists.
+    pub removed: Vec<String>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub seconds: f64,
+}
+
+/// Receives progress while indexing (the CLI draws bars; tests stay silent).
+pub trait Progress: Sync {
+    fn skill_started(&self, _skill: &str, _files: usize) {}
+    fn file_done(&self, _skill: &str, _source: &str) {}
+    fn embed_started(&self, _skill: &str, _texts: usize) {}
+    fn embedded(&self, _skill: &str, _texts: usize) {}
+    fn skill_finished(&self, _report: &SkillReport) {}
+    fn diagnostic(&self, _diagnostic: &Diagnostic) {}
+    fn note(&self, _message: &str) {}
+}
+
+pub struct SilentProgress;
+impl Progress for SilentProgress {}
+
+impl Engine {
+    /// Indexes the selected skills. Skills whose folder was removed lose their index.
+    pub fn index(&self, options: &IndexOptions, progress: &dyn Progress) -> Result<IndexReport, EngineError> {
+        let started = Instant::now();
+        let state = self.project.state_dir();
+        std::fs::create_dir_all(&state).map_err(|e| EngineError::Invalid(format!("{}: {e}", state.display())))?;
+        let lock_path = state.join("index.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| EngineError::Invalid(format!("{}: {e}", lock_path.display())))?;
+        if lock.try_lock().is_err() {
+            return Err(EngineError::Busy(lock_path.display().to_string()));
+        }
+
+        let mut report = IndexReport { diagnostics: self.discovery.diagnostics.clone(), ..Default::default() };
+        for d in &report.diagnostics {
+            progress.diagnostic(d);
+        }
+        let selected: Vec<&Skill> = if options.skills.is_empty() {
+            self.skills().iter().collect()
+        } else {
+            options.skills.iter().map(|s| self.skill(s)).collect::<Result<_, _>>()?
+        };
+
+        let embedder = self.embedder()?;
+        let mut cache = match &embedder {
+            Some(e) => Some(EmbeddingCache::open(&state.join("cache/embeddings"), e.model_id(), e.dim())?),
+            None => None,
+        };
+        if embedder.is_none() {
+            progress.note("no embedding model configured: indexing for BM25 only (set SKILLRAG_EMBED_MODEL)");
+        }
+
+        for skill in selected {
+            let r = self.index_skill(skill, options.rebuild, embedder.as_deref(), cache.as_mut(), progress, &mut report.diagnostics)?;
+            progress.skill_finished(&r);
+            report.skills.push(r);
+        }
+
+        if options.skills.is_empty() {
+            for indexed in self.store.skills()? {
+                if self.discovery.get(&indexed).is_none() {
+                    self.store.remove(&indexed)?;
+                    progress.note(&format!("removed the index of `{indexed}`: the skill no longer exists"));
+                    report.removed.push(indexed);
+                }
+            }
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// The chunking settings of a skill: its own metadata over the project's.
+    pub fn chunk_config(&self, skill: &Skill) -> Result<ChunkConfig, EngineError> {
+        let index = &self.project.config.index;
+        let config = ChunkConfig {
+            size: skill.settings.chunk_size.unwrap_or(index.chunk_size),
+            overlap: skill.settings.chunk_overlap.unwrap_or(index.chunk_overlap),
+        };
+        config.validate().map_err(|e| EngineError::Invalid(format!("skill `{}`: {e}", skill.id)))?;
+        Ok(config)
+    }
+
+    /// The index settings a skill should have now.
+    pub(crate) fn wanted_meta(&self, skill: &Skill) -> Result<IndexMeta, EngineError> {
+        let (model_id, dim) = match &self.model {
+            Some(m) => (Some(m.id.clone()), m.dim),
+            None => (None, 0),
+        };
+        Ok(IndexMeta::new(&skill.id, model_id, dim, self.chunk_config(skill)?.fingerprint()))
+    }
+
+    fn index_skill(
+        &self,
+        skill: &Skill,
+        force_rebuild: bool,
+        embedder: Option<&dyn Embedder>,
+        mut cache: Option<&mut EmbeddingCache>,
+        progress: &dyn Progress,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Result<SkillReport, EngineError> {
+        let started = Instant::now();
+        let mut report = SkillReport { skill: skill.id.clone(), ..Default::default() };
+        let chunk_config = self.chunk_config(skill)?;
+        let wanted = self.wanted_meta(skill)?;
+
+        let report_diag = |d: Diagnostic, diagnostics: &mut Vec<Diagnostic>| {
+            progress.diagnostic(&d);
+            diagnostics.push(d);
+        };
+
+        let listing = list_knowledge_files(&skill.dir, &skill.knowledge_patterns(), &DEFAULT_KNOWLEDGE);
+        for d in listing.diagnostics {
+            report_diag(d, diagnostics);
+        }
+        if listing.files.is_empty() {
+            report_diag(
+                Diagnostic::warning(
+                    skill.skill_file(),
+                    None,
+                    format!(
+                        "skill `{}` has no knowledge files (looked in {}); it is indexed empty",
+                        skill.id,
+                        skill.knowledge_patterns().join(", ")
+                    ),
+                ),
+                diagnostics,
+            );
+        }
+        report.files = listing.files.len();
+        progress.skill_started(&skill.id, listing.files.len());
+
+        let previous: Option<Arc<dyn SkillIndex>> = match self.store.open(&skill.id) {
+            Ok(p) => p,
+            Err(e) => {
+                progress.note(&format!("skill `{}`: previous index unreadable ({e}); rebuilding", skill.id));
+                None
+            }
+        };
+        let rebuild_reason = match &previous {
+            None => None,
+            Some(_) if force_rebuild => Some("--rebuild was given".to_string()),
+            Some(p) => p.meta().rebuild_reason(&wanted),
+        };
+        if let Some(reason) = &rebuild_reason {
+            progress.note(&format!("skill `{}`: rebuilding, {reason}", skill.id));
+            report.rebuilt = Some(reason.clone());
+        }
+        let incremental = previous.as_ref().filter(|_| rebuild_reason.is_none());
+        let previous_manifest = incremental.map(|p| p.manifest().clone()).unwrap_or_default();
+
+        // Decide per file: keep from the previous generation, or load anew.
+        let options = LoadOptions { max_file_bytes: self.project.config.index.max_file_mb * 1024 * 1024 };
+        let mut manifest = Manifest::default();
+        let mut keep: Vec<String> = Vec::new();
+        let mut changed: Vec<Document> = Vec::new();
+        for file in &listing.files {
+            let old = previous_manifest.files.get(&file.source);
+            match classify(file, old, incremental.map(|p| p.meta().created_at), &options) {
+                Ok(FileState::Unchanged { mtime }) => {
+                    if let Some(entry) = old {
+                        // A touched but identical file: remember its new mtime to skip hashing next time.
+                        let entry = FileEntry { mtime: mtime.unwrap_or(entry.mtime), ..entry.clone() };
+                        manifest.files.insert(file.source.clone(), entry);
+                    }
+                    report.files_unchanged += 1;
+                    keep.push(file.source.clone());
+                }
+                Ok(FileState::Changed(doc)) => changed.push(*doc),
+                Err(e) => {
+                    report.files_failed += 1;
+                    let kept = old.is_some();
+                    let note = if kept { " (the previously indexed version stays searchable)" } else { "" };
+                    report_diag(Diagnostic::error(&file.path, None, format!("{e}{note}")), diagnostics);
+                    if let Some(entry) = old {
+                        manifest.files.insert(file.source.clone(), entry.clone());
+                        keep.push(file.source.clone());
+                    }
+                }
+            }
+            progress.file_done(&skill.id, &file.source);
+        }
+        report.files_changed = changed.len();
+        report.files_deleted =
+            previous_manifest.files.keys().filter(|s| !listing.files.iter().any(|f| &f.source == *s)).count();
+
+        let up_to_date = incremental.is_some() && changed.is_empty() && report.files_deleted == 0;
+        if up_to_date {
+            report.chunks = incremental.map_or(0, |p| p.len());
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+
+        // Chunk the changed files.
+        let doc_type = skill.settings.doc_type.unwrap_or(DocType::General);
+        let mut new_chunks: Vec<Chunk> = Vec::new();
+        for doc in &changed {
+            let pieces = match doc.format {
+                Format::Markdown => chunk_markdown(&doc.text, &chunk_config),
+                Format::Text => chunk_text(&doc.text, &chunk_config),
+            };
+            let tier = Tier::from_source_path(&doc.source);
+            let count = pieces.len();
+            new_chunks.extend(pieces.into_iter().enumerate().map(|(i, p)| Chunk {
+                id: 0,
+                skill: skill.id.clone(),
+                source: doc.source.clone(),
+                title: doc.title.clone(),
+                heading: p.heading,
+                ordinal: i as u32,
+                span: p.span,
+                doc_type,
+                tier,
+                mtime: doc.mtime,
+                content_hash: doc.content_hash.clone(),
+                text: p.text,
+            }));
+            manifest.files.insert(
+                doc.source.clone(),
+                FileEntry {
+                    content_hash: doc.content_hash.clone(),
+                    mtime: doc.mtime,
+                    size: doc.size,
+                    chunks: count,
+                    title: doc.title.clone(),
+                    doc_type,
+                    tier,
+                    encoding: doc.encoding.to_string(),
+                },
+            );
+        }
+        report.chunks_new = new_chunks.len();
+
+        // Embed (cache first), then write the generation.
+        let mut writer = self.store.begin(&skill.id, wanted)?;
+        for source in &keep {
+            report.chunks += writer.keep(source)?;
+        }
+        let batch = self.project.config.index.embed_batch.max(1);
+        match embedder {
+            None => {
+                let chunks = new_chunks.into_iter().map(|chunk| NewChunk { chunk, vector: None, visibility: 0.0 });
+                report.chunks += chunks.len();
+                writer.add(chunks.collect())?;
+            }
+            Some(embedder) => {
+                progress.embed_started(&skill.id, new_chunks.len());
+                let texts: Vec<String> = new_chunks.iter().map(Chunk::indexed_text).collect();
+                let mut vectors: Vec<Option<(Vec<f32>, f32)>> =
+                    texts.iter().map(|t| cache.as_ref().and_then(|c| c.get(t))).collect();
+                report.cache_hits = vectors.iter().filter(|v| v.is_some()).count();
+                progress.embedded(&skill.id, report.cache_hits);
+                let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+                for group in missing.chunks(batch) {
+                    let batch_texts: Vec<&str> = group.iter().map(|&i| texts[i].as_str()).collect();
+                    let embedded = embedder.embed(&batch_texts, EmbedKind::Passage)?;
+                    for (&i, e) in group.iter().zip(embedded) {
+                        if let Some(c) = cache.as_deref_mut() {
+                            c.put(&texts[i], &e.vector, e.visibility);
+                        }
+                        vectors[i] = Some((e.vector, e.visibility));
+                    }
+                    // Flushed per batch: an interrupted run keeps what it embedded.
+                    if let Some(c) = cache.as_deref_mut() {
+                        c.flush()?;
+                    }
+                    report.embedded += group.len();
+                    progress.embedded(&skill.id, group.len());
+                }
+                let chunks: Vec<NewChunk> = new_chunks
+                    .into_iter()
+                    .zip(vectors)
+                    .map(|(chunk, v)| {
+                        let (vector, visibility) = v.unwrap_or_default();
+                        NewChunk { chunk, vector: Some(vector), visibility }
+                    })
+                    .collect();
+                report.chunks += chunks.len();
+                writer.add(chunks)?;
+            }
+        }
+        let meta = writer.commit(manifest)?;
+        report.generation = Some(meta.generation);
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+}
+
+enum FileState {
+    /// `mtime` is set when the file was touched without changing.
+    Unchanged { mtime: Option<i64> },
+    Changed(Box<Document>),
+}
+
+/// Unchanged when size and mtime match an entry written after the file was last modified (so a
+/// same-second edit is not missed), or when the content hash matches; otherwise loaded.
+fn classify(
+    file: &KnowledgeFile,
+    old: Option<&FileEntry>,
+    indexed_at: Option<i64>,
+    options: &LoadOptions,
+) -> Result<FileState, LoadError> {
+    if let (Some(old), Some(indexed_at)) = (old, indexed_at) {
+        if let Ok(meta) = std::fs::metadata(&file.path) {
+            let mtime = skillrag_load::mtime_secs(&meta);
+            if meta.len() == old.size && mtime == old.mtime && mtime < indexed_at {
+                return Ok(FileState::Unchanged { mtime: None });
+            }
+        }
+    }
+    let doc = load_document(&file.path, &file.source, options)?;
+    if old.is_some_and(|o| o.content_hash == doc.content_hash) && indexed_at.is_some() {
+        return Ok(FileState::Unchanged { mtime: Some(doc.mtime) });
+    }
+    Ok(FileState::Changed(Box::new(doc)))
+}

@@ -1,0 +1,199 @@
+//! A skillrag project and what can be done with it: index its skills (load → chunk → embed →
+//! store) and retrieve from them. The CLI and the servers are thin layers over [`Engine`].
+
+pub mod config;
+mod index;
+mod search;
+mod status;
+
+pub use config::Config;
+pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
+pub use search::{SearchOptions, SearchResult, SkillSearch, Timings};
+pub use status::{Freshness, SkillStatus, SourceInfo};
+
+use skillrag_embed::{BertEmbedder, Embedder, ModelDir};
+use skillrag_skill::{Discovery, Skill};
+use skillrag_store::{EmbeddedStore, SkillIndex, Store, StoreError};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error("{0} is not a skillrag project: it has no skillrag.toml and no skills/ folder (run `skillrag init {0}`, or pass -C DIR)")]
+    NotAProject(String),
+    #[error("unknown skill `{skill}`{hint}")]
+    UnknownSkill { skill: String, hint: String },
+    #[error("skill `{0}` has no index yet: run `skillrag index --skill {0}`")]
+    NotIndexed(String),
+    #[error("embedding model: {0}")]
+    Embed(#[from] skillrag_embed::EmbedError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("another `skillrag index` is running in this project ({0}); wait for it to finish")]
+    Busy(String),
+}
+
+/// The project folder and its configuration.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub root: PathBuf,
+    pub config: Config,
+    pub has_config_file: bool,
+    /// Problems worth a warning (unknown `SKILLRAG_*` variables…).
+    pub warnings: Vec<String>,
+}
+
+impl Project {
+    /// Opens the project in `root`, reading `skillrag.toml`, `.env` and `env` (the process environment).
+    pub fn open(root: &Path, env: &BTreeMap<String, String>) -> Result<Project, EngineError> {
+        if !root.is_dir() {
+            return Err(EngineError::NotAProject(root.display().to_string()));
+        }
+        let loaded = config::load(root, env)?;
+        let project = Project {
+            root: root.to_path_buf(),
+            warnings: loaded
+                .unknown_env
+                .iter()
+                .map(|v| format!("environment variable {v} is not a skillrag setting; ignored"))
+                .collect(),
+            config: loaded.config,
+            has_config_file: loaded.has_file,
+        };
+        if !project.has_config_file && !project.config.skill_roots(root).iter().any(|r| r.is_dir()) {
+            return Err(EngineError::NotAProject(root.display().to_string()));
+        }
+        Ok(project)
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.config.state_dir(&self.root)
+    }
+}
+
+/// The embedding model as configured, before its weights are loaded.
+#[derive(Debug, Clone)]
+pub struct ModelIdentity {
+    pub id: String,
+    pub dim: usize,
+    pub path: PathBuf,
+}
+
+/// A project ready to index and search.
+pub struct Engine {
+    pub project: Project,
+    pub discovery: Discovery,
+    store: Arc<dyn Store>,
+    model: Option<ModelIdentity>,
+    embedder: OnceLock<Result<Arc<dyn Embedder>, String>>,
+    indexes: Mutex<HashMap<String, (u64, Arc<dyn SkillIndex>)>>,
+}
+
+impl Engine {
+    /// Discovers the skills and identifies the embedding model (its weights load on first use).
+    pub fn open(project: Project) -> Result<Engine, EngineError> {
+        let discovery = skillrag_skill::discover(&project.config.skill_roots(&project.root));
+        let store: Arc<dyn Store> = match project.config.store.as_str() {
+            "embedded" | "" => Arc::new(EmbeddedStore::new(project.state_dir().join("index"))),
+            other => {
+                return Err(EngineError::Invalid(format!(
+                    "store `{other}` is not supported by this build (use `embedded`)"
+                )))
+            }
+        };
+        let model = match project.config.embed_model_path(&project.root) {
+            None => None,
+            Some(path) => {
+                let dir = ModelDir::open(
+                    &path,
+                    project.config.embed.query_prefix.as_deref(),
+                    project.config.embed.passage_prefix.as_deref(),
+                )?;
+                let dim = dir.dim().ok_or_else(|| {
+                    EngineError::Invalid(format!("{}: config.json has no hidden_size", path.display()))
+                })?;
+                Some(ModelIdentity { id: dir.model_id()?, dim, path })
+            }
+        };
+        Ok(Engine {
+            project,
+            discovery,
+            store,
+            model,
+            embedder: OnceLock::new(),
+            indexes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Uses `embedder` instead of loading the configured model (another backend, or a test double).
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Engine {
+        self.model = Some(ModelIdentity {
+            id: embedder.model_id().to_string(),
+            dim: embedder.dim(),
+            path: PathBuf::new(),
+        });
+        self.embedder = OnceLock::from(Ok(embedder));
+        self
+    }
+
+    pub fn model(&self) -> Option<&ModelIdentity> {
+        self.model.as_ref()
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The embedder, loaded on first use; `None` when the project is lexical-only.
+    pub fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>, EngineError> {
+        let Some(model) = &self.model else { return Ok(None) };
+        let loaded = self.embedder.get_or_init(|| {
+            let c = &self.project.config.embed;
+            BertEmbedder::open(&model.path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())
+                .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+                .map_err(|e| e.to_string())
+        });
+        match loaded {
+            Ok(e) => Ok(Some(e.clone())),
+            Err(e) => Err(EngineError::Invalid(format!("embedding model: {e}"))),
+        }
+    }
+
+    pub fn skills(&self) -> &[Skill] {
+        &self.discovery.skills
+    }
+
+    pub fn skill(&self, id: &str) -> Result<&Skill, EngineError> {
+        self.discovery.get(id).ok_or_else(|| {
+            let known: Vec<&str> = self.discovery.skills.iter().map(|s| s.id.as_str()).collect();
+            let hint = if known.is_empty() {
+                " (the project has no skills)".to_string()
+            } else {
+                format!(" (skills: {})", known.join(", "))
+            };
+            EngineError::UnknownSkill { skill: id.to_string(), hint }
+        })
+    }
+
+    /// The current generation of a skill's index, reopened only when a newer one is published.
+    pub fn index_of(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, EngineError> {
+        let Some(generation) = self.store.generation(skill)? else { return Ok(None) };
+        let mut cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((g, index)) = cache.get(skill) {
+            if *g == generation {
+                return Ok(Some(index.clone()));
+            }
+        }
+        let Some(index) = self.store.open(skill)? else { return Ok(None) };
+        cache.insert(skill.to_string(), (index.meta().generation, index.clone()));
+        Ok(Some(index))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,344 @@
+//! Index-path tests on real files. Embeddings come from a small deterministic embedder (hashed
+//! bag of words) so the incremental and cache logic can be checked exactly; the real model is
+//! exercised by the CLI integration tests.
+
+use super::*;
+use skillrag_embed::{EmbedError, EmbedKind, Embedding};
+use std::fs;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Hashes words into a small vector; counts every text it embeds.
+struct CountingEmbedder {
+    id: String,
+    calls: AtomicUsize,
+}
+
+impl CountingEmbedder {
+    fn new(id: &str) -> Arc<Self> {
+        Arc::new(CountingEmbedder { id: id.into(), calls: AtomicUsize::new(0) })
+    }
+}
+
+impl Embedder for CountingEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+    fn dim(&self) -> usize {
+        16
+    }
+    fn embed(&self, texts: &[&str], _kind: EmbedKind) -> Result<Vec<Embedding>, EmbedError> {
+        self.calls.fetch_add(texts.len(), Ordering::SeqCst);
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.0f32; 16];
+                for w in skillrag_text::analyze(t) {
+                    let h = blake3::hash(w.as_bytes()).as_bytes()[0] as usize % 16;
+                    v[h] += 1.0;
+                }
+                skillrag_embed::l2_normalize(&mut v);
+                Embedding { vector: v, visibility: 1.0 }
+            })
+            .collect())
+    }
+}
+
+fn write(path: &Path, text: impl AsRef<[u8]>) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// A project with one good skill (`good`) holding two documents.
+fn project() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(&root.join("skillrag.toml"), "[index]\nchunk_size = 200\nchunk_overlap = 40\n");
+    write(
+        &root.join("skills/good/SKILL.md"),
+        "---\nname: good\ndescription: Labour law and product facts.\nmetadata:\n  triggers: 劳动合同, reset\n---\n# Good\n",
+    );
+    write(&root.join("skills/good/knowledge/law.md"), "# 劳动合同法\n\n第十条 建立劳动关系，应当订立书面劳动合同。\n");
+    write(&root.join("skills/good/knowledge/faq.md"), "# FAQ\n\n## Reset\n\nHold the power button for ten seconds to reset the router.\n");
+    tmp
+}
+
+fn engine(root: &Path, embedder: Option<Arc<CountingEmbedder>>) -> Engine {
+    let project = Project::open(root, &BTreeMap::new()).unwrap();
+    let engine = Engine::open(project).unwrap();
+    match embedder {
+        Some(e) => engine.with_embedder(e),
+        None => engine,
+    }
+}
+
+fn top_source(engine: &Engine, skill: &str, query: &str) -> Option<String> {
+    let options = SearchOptions { skills: vec![skill.into()], ..Default::default() };
+    engine.search(query, &options).unwrap().hits.first().map(|h| h.source.clone())
+}
+
+fn index(engine: &Engine) -> IndexReport {
+    engine.index(&IndexOptions::default(), &SilentProgress).unwrap()
+}
+
+#[test]
+fn indexes_and_searches_both_languages() {
+    let tmp = project();
+    let e = engine(tmp.path(), Some(CountingEmbedder::new("m1")));
+    let report = index(&e);
+    assert_eq!(report.skills.len(), 1);
+    assert_eq!(report.skills[0].files_changed, 2);
+    assert_eq!(report.skills[0].chunks, 2);
+    assert_eq!(top_source(&e, "good", "书面劳动合同").as_deref(), Some("knowledge/law.md"));
+    assert_eq!(top_source(&e, "good", "how to reset the router").as_deref(), Some("knowledge/faq.md"));
+    let result = e.search("reset", &SearchOptions { skills: vec!["good".into()], ..Default::default() }).unwrap();
+    let hit = &result.hits[0];
+    assert_eq!(hit.heading, "FAQ > Reset");
+    assert!(hit.scores.bm25.is_some() && hit.scores.dense.is_some() && hit.scores.fused > 0.0);
+    assert_eq!(hit.ranks.bm25, Some(1));
+}
+
+#[test]
+fn incremental_runs_touch_only_what_changed() {
+    let tmp = project();
+    let root = tmp.path();
+    let embedder = CountingEmbedder::new("m1");
+    let e = engine(root, Some(embedder.clone()));
+    index(&e);
+    assert_eq!(embedder.calls.load(Ordering::SeqCst), 2);
+
+    // Nothing changed: no new generation, nothing embedded.
+    let r = index(&e);
+    assert_eq!(r.skills[0].generation, None);
+    assert_eq!(embedder.calls.load(Ordering::SeqCst), 2);
+
+    // One file changed: only its chunks are embedded.
+    write(&root.join("skills/good/knowledge/faq.md"), "# FAQ\n\n## Reset\n\nUse the reset pin on the back of the router.\n");
+    let r = index(&e);
+    let s = &r.skills[0];
+    assert_eq!((s.files_changed, s.files_unchanged, s.embedded), (1, 1, 1));
+    assert_eq!(embedder.calls.load(Ordering::SeqCst), 3);
+    let hits = e.search("pin", &SearchOptions::default()).unwrap().hits;
+    assert_eq!(hits[0].source, "knowledge/faq.md");
+    // Dense retrieval always returns its nearest chunks, so check the old words with BM25 alone.
+    let bm25 = SearchOptions { mode: skillrag_store::hybrid::Mode::Lexical, ..Default::default() };
+    assert!(e.search("power button", &bm25).unwrap().hits.is_empty(), "old text is gone");
+
+    // Changing it back is served from the embedding cache.
+    write(&root.join("skills/good/knowledge/faq.md"), "# FAQ\n\n## Reset\n\nHold the power button for ten seconds to reset the router.\n");
+    let r = index(&e);
+    assert_eq!((r.skills[0].embedded, r.skills[0].cache_hits), (0, 1));
+
+    // A deleted file disappears.
+    fs::remove_file(root.join("skills/good/knowledge/faq.md")).unwrap();
+    let r = index(&e);
+    assert_eq!(r.skills[0].files_deleted, 1);
+    assert!(e.search("router", &bm25).unwrap().hits.is_empty());
+    assert_eq!(e.sources("good").unwrap().len(), 1);
+}
+
+#[test]
+fn model_change_rebuilds_with_a_reason_and_status_says_stale() {
+    let tmp = project();
+    let e = engine(tmp.path(), Some(CountingEmbedder::new("m1")));
+    index(&e);
+    assert_eq!(e.status().unwrap()[0].index, Freshness::Fresh);
+
+    let e2 = engine(tmp.path(), Some(CountingEmbedder::new("m2")));
+    match &e2.status().unwrap()[0].index {
+        Freshness::Stale(reason) => assert!(reason.contains("embedding model changed (m1 → m2)"), "{reason}"),
+        other => panic!("expected stale, got {other:?}"),
+    }
+    // Searching with the other model still answers lexically and says why dense was skipped.
+    let result = e2.search("router", &SearchOptions::default()).unwrap();
+    assert_eq!(result.hits[0].source, "knowledge/faq.md");
+    assert!(result.skills[0].notice.as_deref().unwrap_or("").contains("skillrag index"));
+    assert_eq!(result.hits[0].scores.dense, None);
+
+    let r = index(&e2);
+    assert!(r.skills[0].rebuilt.as_deref().unwrap().contains("embedding model changed"));
+    assert_eq!(e2.status().unwrap()[0].index, Freshness::Fresh);
+}
+
+#[test]
+fn lexical_only_without_model() {
+    let tmp = project();
+    let e = engine(tmp.path(), None);
+    index(&e);
+    let result = e.search("劳动关系", &SearchOptions::default()).unwrap();
+    assert_eq!(result.hits[0].source, "knowledge/law.md");
+    assert_eq!(result.skills[0].dense_skipped.as_deref(), Some("no embedding model configured"));
+}
+
+#[test]
+fn unindexed_and_unknown_skills() {
+    let tmp = project();
+    let e = engine(tmp.path(), None);
+    let err = e.search("x", &SearchOptions { skills: vec!["good".into()], ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("run `skillrag index --skill good`"), "{err}");
+    let err = e.search("x", &SearchOptions { skills: vec!["nope".into()], ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("unknown skill `nope` (skills: good)"), "{err}");
+    let all = e.search("x", &SearchOptions::default()).unwrap();
+    assert!(all.skills[0].notice.is_some());
+}
+
+#[test]
+fn not_a_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = Project::open(tmp.path(), &BTreeMap::new()).unwrap_err();
+    assert!(err.to_string().contains("skillrag init"), "{err}");
+}
+
+#[test]
+fn removed_skill_loses_its_index() {
+    let tmp = project();
+    let root = tmp.path();
+    write(&root.join("skills/other/SKILL.md"), "---\nname: other\ndescription: d\n---\n");
+    write(&root.join("skills/other/references/a.md"), "Other text.");
+    let e = engine(root, None);
+    index(&e);
+    fs::remove_dir_all(root.join("skills/other")).unwrap();
+    let e = engine(root, None);
+    let r = index(&e);
+    assert_eq!(r.removed, vec!["other"]);
+}
+
+// ---- Bad input: each gets a message naming the file, and everything else still indexes. ----
+
+/// Indexes the project and returns the diagnostics as text; the good skill must still answer.
+fn index_with_bad_input(root: &Path) -> Vec<String> {
+    let e = engine(root, None);
+    let report = index(&e);
+    assert!(report.skills.iter().any(|s| s.skill == "good"), "the good skill was not indexed");
+    assert_eq!(top_source(&e, "good", "劳动关系").as_deref(), Some("knowledge/law.md"));
+    report.diagnostics.iter().map(|d| d.to_string()).collect()
+}
+
+fn assert_reported(diags: &[String], file: &str, words: &str) {
+    assert!(diags.iter().any(|d| d.contains(file) && d.contains(words)), "no `{words}` for {file} in {diags:#?}");
+}
+
+#[test]
+fn bad_malformed_yaml() {
+    let tmp = project();
+    write(&tmp.path().join("skills/broken/SKILL.md"), "---\nname: broken\ndescription: [oops\n---\n");
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "broken/SKILL.md:", "malformed YAML");
+}
+
+#[test]
+fn bad_skill_folder_without_skill_md() {
+    let tmp = project();
+    write(&tmp.path().join("skills/no-skill-file/knowledge/a.md"), "text");
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "no-skill-file", "no SKILL.md");
+}
+
+#[test]
+fn bad_name_not_folder() {
+    let tmp = project();
+    write(&tmp.path().join("skills/folder-name/SKILL.md"), "---\nname: other-name\ndescription: d\n---\n");
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "folder-name/SKILL.md:2", "does not match the folder name");
+}
+
+#[test]
+fn bad_empty_knowledge_folder() {
+    let tmp = project();
+    write(&tmp.path().join("skills/empty/SKILL.md"), "---\nname: empty\ndescription: d\n---\n");
+    fs::create_dir_all(tmp.path().join("skills/empty/knowledge")).unwrap();
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "empty/SKILL.md", "has no knowledge files");
+}
+
+#[test]
+fn bad_gbk_file_is_decoded() {
+    let tmp = project();
+    let (gbk, _, _) = encoding_rs::GBK.encode("第九条 用人单位招用劳动者，不得扣押劳动者的居民身份证和其他证件。");
+    write(&tmp.path().join("skills/good/knowledge/gbk.txt"), &gbk);
+    let e = engine(tmp.path(), None);
+    index(&e);
+    assert_eq!(top_source(&e, "good", "居民身份证").as_deref(), Some("knowledge/gbk.txt"));
+    let sources = e.sources("good").unwrap();
+    let gbk = sources.iter().find(|s| s.source == "knowledge/gbk.txt").unwrap();
+    assert!(gbk.encoding == "GBK" || gbk.encoding == "gb18030", "{}", gbk.encoding);
+}
+
+#[test]
+fn bad_binary_file() {
+    let tmp = project();
+    write(&tmp.path().join("skills/good/knowledge/image.txt"), [0x89, b'P', b'N', b'G', 0, 0, 0, 13, 0xff, 0x00]);
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "knowledge/image.txt", "binary file");
+}
+
+#[test]
+fn bad_50_mb_single_line_file() {
+    let tmp = project();
+    let path = tmp.path().join("skills/good/knowledge/huge.txt");
+    write(&path, "");
+    let f = fs::File::create(&path).unwrap();
+    f.set_len(50 * 1024 * 1024).unwrap(); // sparse: 50 MB on one "line" without writing it
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "knowledge/huge.txt", "above the 32 MB limit");
+}
+
+#[cfg(unix)]
+#[test]
+fn bad_symlink_loop() {
+    let tmp = project();
+    let k = tmp.path().join("skills/good/knowledge");
+    fs::create_dir_all(k.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&k, k.join("sub/loop")).unwrap();
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "knowledge/sub/loop", "symlink loop");
+}
+
+#[cfg(unix)]
+#[test]
+fn bad_unreadable_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = project();
+    let path = tmp.path().join("skills/good/knowledge/secret.md");
+    write(&path, "secret");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
+    let readable_anyway = fs::read(&path).is_ok(); // root ignores permissions
+    // A dangling link is unreadable for everyone, root included.
+    std::os::unix::fs::symlink(tmp.path().join("missing.md"), tmp.path().join("skills/good/knowledge/dangling.md")).unwrap();
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "knowledge/dangling.md", "broken symlink");
+    if !readable_anyway {
+        assert_reported(&d, "knowledge/secret.md", "Permission denied");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn bad_non_utf8_file_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = project();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+    write(&tmp.path().join("skills/good/knowledge").join(name), "text");
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "knowledge/caf", "not valid UTF-8");
+}
+
+#[test]
+fn bad_two_skills_with_the_same_name() {
+    let tmp = project();
+    write(&tmp.path().join("skillrag.toml"), "skills = [\"skills\", \"more-skills\"]\n[index]\nchunk_size = 200\nchunk_overlap = 40\n");
+    write(&tmp.path().join("more-skills/good/SKILL.md"), "---\nname: good\ndescription: duplicate\n---\n");
+    let d = index_with_bad_input(tmp.path());
+    assert_reported(&d, "more-skills/good/SKILL.md", "already defined");
+}
+
+#[test]
+fn a_broken_file_keeps_its_previous_version() {
+    let tmp = project();
+    let e = engine(tmp.path(), None);
+    index(&e);
+    write(&tmp.path().join("skills/good/knowledge/faq.md"), [0u8, 159, 146, 150, 0, 1]);
+    let r = index(&e);
+    assert_eq!(r.skills[0].files_failed, 1);
+    assert!(r.diagnostics.iter().any(|d| d.message.contains("previously indexed version stays searchable")));
+    assert_eq!(top_source(&e, "good", "router").as_deref(), Some("knowledge/faq.md"));
+}

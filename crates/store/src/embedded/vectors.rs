@@ -1,0 +1,131 @@
+//! The dense half of the embedded store: vectors in one flat little-endian f32 file, scanned
+//! exactly. A micro knowledge base is small (50k × 384 scans in a few milliseconds), and an
+//! exact scan has perfect recall and no index to keep consistent.
+
+use crate::{Scored, StoreError};
+use skillrag_core::ChunkId;
+use std::io::Write;
+use std::path::Path;
+
+/// Row-major matrix of L2-normalized vectors, row `i` belonging to chunk `ids[i]`.
+#[derive(Debug, Default)]
+pub struct Vectors {
+    pub dim: usize,
+    pub data: Vec<f32>,
+    pub visibility: Vec<f32>,
+}
+
+impl Vectors {
+    pub fn rows(&self) -> usize {
+        if self.dim == 0 {
+            0
+        } else {
+            self.data.len() / self.dim
+        }
+    }
+
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    pub fn read(path: &Path, visibility_path: &Path, dim: usize) -> Result<Vectors, StoreError> {
+        let data = read_f32s(path)?;
+        let visibility = read_f32s(visibility_path)?;
+        if dim == 0 || data.len() % dim != 0 || data.len() / dim != visibility.len() {
+            return Err(StoreError::Invalid(format!(
+                "{}: {} floats do not form {}-dimensional rows matching {} visibility values",
+                path.display(),
+                data.len(),
+                dim,
+                visibility.len()
+            )));
+        }
+        Ok(Vectors { dim, data, visibility })
+    }
+
+    pub fn write(&self, path: &Path, visibility_path: &Path) -> Result<(), StoreError> {
+        write_f32s(path, &self.data)?;
+        write_f32s(visibility_path, &self.visibility)
+    }
+
+    /// Top `limit` rows by dot product with `query`, restricted to rows where `allowed` holds.
+    pub fn scan(
+        &self,
+        ids: &[ChunkId],
+        query: &[f32],
+        limit: usize,
+        allowed: impl Fn(usize) -> bool,
+    ) -> Result<Vec<Scored>, StoreError> {
+        if query.len() != self.dim {
+            return Err(StoreError::Dimension { expected: self.dim, got: query.len() });
+        }
+        let mut scored: Vec<(f32, usize)> =
+            (0..self.rows()).filter(|&i| allowed(i)).map(|i| (dot(self.row(i), query), i)).collect();
+        let limit = limit.min(scored.len());
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let by_score = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if limit < scored.len() {
+            scored.select_nth_unstable_by(limit - 1, by_score);
+            scored.truncate(limit);
+        }
+        scored.sort_by(by_score);
+        Ok(scored.into_iter().map(|(score, i)| Scored { id: ids[i], score }).collect())
+    }
+}
+
+/// Dot product with eight independent accumulators, which the compiler turns into SIMD.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+fn read_f32s(path: &Path) -> Result<Vec<f32>, StoreError> {
+    let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, e))?;
+    if bytes.len() % 4 != 0 {
+        return Err(StoreError::Invalid(format!("{}: length is not a multiple of 4", path.display())));
+    }
+    Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}
+
+fn write_f32s(path: &Path, values: &[f32]) -> Result<(), StoreError> {
+    let mut bytes = Vec::with_capacity(values.len() * 4);
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut file = std::fs::File::create(path).map_err(|e| StoreError::io(path, e))?;
+    file.write_all(&bytes).map_err(|e| StoreError::io(path, e))?;
+    file.sync_all().map_err(|e| StoreError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_returns_best_rows_in_order() {
+        let v = Vectors { dim: 2, data: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8], visibility: vec![1.0; 3] };
+        let ids = [10, 11, 12];
+        let top = v.scan(&ids, &[0.0, 1.0], 2, |_| true).unwrap();
+        assert_eq!(top.iter().map(|s| s.id).collect::<Vec<_>>(), vec![11, 12]);
+        let filtered = v.scan(&ids, &[0.0, 1.0], 5, |i| i != 1).unwrap();
+        assert_eq!(filtered.iter().map(|s| s.id).collect::<Vec<_>>(), vec![12, 10]);
+        assert!(v.scan(&ids, &[1.0], 1, |_| true).is_err());
+    }
+
+    #[test]
+    fn dot_matches_naive() {
+        let a: Vec<f32> = (0..385).map(|i| (i as f32).sin()).collect();
+        let b: Vec<f32> = (0..385).map(|i| (i as f32).cos()).collect();
+        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - naive).abs() < 1e-3);
+    }
+}

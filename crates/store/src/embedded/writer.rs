@@ -1,0 +1,228 @@
+//! Writing the next generation of one skill's index.
+
+use super::lexical::LexicalWriter;
+use super::snapshot::EmbeddedSkillIndex;
+use super::vectors::Vectors;
+use super::{current_generation, generation_name, parse_generation, sync_dir, CURRENT, LOCK};
+use crate::{IndexMeta, IndexWriter, Manifest, NewChunk, StoreError};
+use skillrag_core::Chunk;
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub struct EmbeddedWriter {
+    skill: String,
+    skill_dir: PathBuf,
+    gen_dir: PathBuf,
+    meta: IndexMeta,
+    previous: Option<EmbeddedSkillIndex>,
+    lexical: LexicalWriter,
+    /// The BM25 index continues the previous generation's segments.
+    lexical_continued: bool,
+    chunks: Vec<Chunk>,
+    vectors: Vectors,
+    kept: HashSet<String>,
+    /// Sources of the previous generation already deleted from the continued BM25 index.
+    deleted: HashSet<String>,
+    _lock: std::fs::File,
+}
+
+impl EmbeddedWriter {
+    pub fn begin(skill: &str, skill_dir: &Path, mut meta: IndexMeta) -> Result<EmbeddedWriter, StoreError> {
+        std::fs::create_dir_all(skill_dir).map_err(|e| StoreError::io(skill_dir, e))?;
+        let lock_path = skill_dir.join(LOCK);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| StoreError::io(&lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(StoreError::Locked(skill.to_string())),
+            Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(&lock_path, e)),
+        }
+
+        let current = current_generation(skill_dir)?;
+        let current_n = current.as_deref().and_then(parse_generation).unwrap_or(0);
+        remove_leftovers(skill_dir, current_n);
+
+        // Continue from the current generation only if it was built with the same settings.
+        let previous = match &current {
+            Some(name) => match EmbeddedSkillIndex::open(skill, &skill_dir.join(name)) {
+                Ok(prev) if prev.meta.rebuild_reason(&meta).is_none() && prev.meta.dim == meta.dim => Some(prev),
+                Ok(prev) => {
+                    meta.next_chunk_id = prev.meta.next_chunk_id;
+                    None
+                }
+                Err(_) => None, // unreadable: rebuild from scratch
+            },
+            None => None,
+        };
+        if let Some(prev) = &previous {
+            meta.next_chunk_id = prev.meta.next_chunk_id;
+        }
+        meta.generation = current_n + 1;
+        let gen_dir = skill_dir.join(generation_name(meta.generation));
+        if gen_dir.exists() {
+            std::fs::remove_dir_all(&gen_dir).map_err(|e| StoreError::io(&gen_dir, e))?;
+        }
+        std::fs::create_dir_all(&gen_dir).map_err(|e| StoreError::io(&gen_dir, e))?;
+
+        let tantivy_dir = gen_dir.join("tantivy");
+        let continued = previous.as_ref().and_then(|_| {
+            let prev_dir = skill_dir.join(current.as_deref().unwrap_or_default()).join("tantivy");
+            match LexicalWriter::continue_from(&prev_dir, &tantivy_dir) {
+                Ok(w) => Some(w),
+                Err(_) => {
+                    // No hard links here (or a damaged folder): build the BM25 index afresh.
+                    let _ = std::fs::remove_dir_all(&tantivy_dir);
+                    None
+                }
+            }
+        });
+        let lexical_continued = continued.is_some();
+        let lexical = match continued {
+            Some(w) => w,
+            None => LexicalWriter::create(&tantivy_dir)?,
+        };
+        let dim = meta.dim;
+        Ok(EmbeddedWriter {
+            skill: skill.to_string(),
+            skill_dir: skill_dir.to_path_buf(),
+            gen_dir,
+            meta,
+            previous,
+            lexical,
+            lexical_continued,
+            chunks: Vec::new(),
+            vectors: Vectors { dim, data: Vec::new(), visibility: Vec::new() },
+            kept: HashSet::new(),
+            deleted: HashSet::new(),
+            _lock: lock,
+        })
+    }
+
+    fn has_vectors(&self) -> bool {
+        self.meta.model_id.is_some()
+    }
+}
+
+/// Removes generation folders other than the current one and the one before it: the
+/// unfinished work of a crashed writer, and generations no reader can still be opening.
+fn remove_leftovers(skill_dir: &Path, current: u64) {
+    let Ok(entries) = std::fs::read_dir(skill_dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(n) = name.to_str().and_then(parse_generation) else { continue };
+        if n != current && n + 1 != current {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let _ = std::fs::remove_file(skill_dir.join(format!("{CURRENT}.tmp")));
+}
+
+impl IndexWriter for EmbeddedWriter {
+    fn keep(&mut self, source: &str) -> Result<usize, StoreError> {
+        let Some(prev) = &self.previous else {
+            return Err(StoreError::Invalid(format!("cannot keep `{source}`: there is no previous generation to keep it from")));
+        };
+        if !self.kept.insert(source.to_string()) {
+            return Ok(0);
+        }
+        let rows = prev.rows_of(source);
+        for &row in rows {
+            let chunk = prev.chunks[row].clone();
+            if !self.lexical_continued {
+                self.lexical.add(chunk.id, &chunk.source, &chunk.indexed_text())?;
+            }
+            if let Some(v) = &prev.vectors {
+                self.vectors.data.extend_from_slice(v.row(row));
+                self.vectors.visibility.push(v.visibility[row]);
+            }
+            self.chunks.push(chunk);
+        }
+        Ok(rows.len())
+    }
+
+    fn add(&mut self, chunks: Vec<NewChunk>) -> Result<(), StoreError> {
+        for new in chunks {
+            let mut chunk = new.chunk;
+            if self.kept.contains(&chunk.source) {
+                return Err(StoreError::Invalid(format!("`{}` was kept and cannot also be added", chunk.source)));
+            }
+            match (&new.vector, self.has_vectors()) {
+                (Some(v), true) if v.len() == self.meta.dim => {
+                    self.vectors.data.extend_from_slice(v);
+                    self.vectors.visibility.push(new.visibility);
+                }
+                (Some(v), true) => return Err(StoreError::Dimension { expected: self.meta.dim, got: v.len() }),
+                (None, true) => return Err(StoreError::Invalid("this index stores vectors; the chunk has none".into())),
+                (_, false) => {}
+            }
+            // A changed file's old chunks leave the continued BM25 index before its new ones arrive
+            // (tantivy deletes only documents added before the delete).
+            if self.lexical_continued && self.deleted.insert(chunk.source.clone()) {
+                self.lexical.delete_source(&chunk.source);
+            }
+            chunk.id = self.meta.next_chunk_id;
+            chunk.skill = self.skill.clone();
+            self.meta.next_chunk_id += 1;
+            self.lexical.add(chunk.id, &chunk.source, &chunk.indexed_text())?;
+            self.chunks.push(chunk);
+        }
+        Ok(())
+    }
+
+    fn commit(mut self: Box<Self>, manifest: Manifest) -> Result<IndexMeta, StoreError> {
+        if self.lexical_continued {
+            if let Some(prev) = &self.previous {
+                for source in prev.manifest.files.keys() {
+                    if !self.kept.contains(source) && self.deleted.insert(source.clone()) {
+                        self.lexical.delete_source(source);
+                    }
+                }
+            }
+        }
+        let EmbeddedWriter { skill_dir, gen_dir, mut meta, lexical, chunks, vectors, _lock, .. } = *self;
+        lexical.commit()?;
+
+        let path = gen_dir.join("chunks.jsonl");
+        let mut buf = Vec::new();
+        for c in &chunks {
+            serde_json::to_writer(&mut buf, c).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            buf.push(b'\n');
+        }
+        write_synced(&path, &buf)?;
+        if meta.model_id.is_some() {
+            vectors.write(&gen_dir.join("vectors.f32"), &gen_dir.join("visibility.f32"))?;
+        }
+        meta.chunks = chunks.len();
+        meta.created_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        write_json(&gen_dir.join("manifest.json"), &manifest)?;
+        write_json(&gen_dir.join("meta.json"), &meta)?;
+        sync_dir(&gen_dir)?;
+
+        // The switch: CURRENT.tmp is written and synced, then renamed over CURRENT.
+        let tmp = skill_dir.join(format!("{CURRENT}.tmp"));
+        write_synced(&tmp, format!("{}\n", generation_name(meta.generation)).as_bytes())?;
+        let current = skill_dir.join(CURRENT);
+        std::fs::rename(&tmp, &current).map_err(|e| StoreError::io(&current, e))?;
+        sync_dir(&skill_dir)?;
+        remove_leftovers(&skill_dir, meta.generation);
+        Ok(meta)
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let mut f = std::fs::File::create(path).map_err(|e| StoreError::io(path, e))?;
+    f.write_all(bytes).map_err(|e| StoreError::io(path, e))?;
+    f.sync_all().map_err(|e| StoreError::io(path, e))
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    let bytes = serde_json::to_vec_pretty(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    write_synced(path, &bytes)
+}

@@ -1,0 +1,123 @@
+//! The store stage of the index path and the retrieval half of the ask path.
+//!
+//! [`Store`] keeps one knowledge base per skill: chunks with their metadata, a BM25 index
+//! and dense vectors. A store publishes whole *generations*: a writer builds the next one
+//! beside the current and switches atomically, so a reader never sees a half-written index
+//! and a crash leaves the last good generation serving. [`hybrid`] runs BM25 and dense
+//! retrieval against any store and fuses them with Reciprocal Rank Fusion.
+//!
+//! [`EmbeddedStore`] is the default: tantivy for BM25 (with the project analyzer) and a flat
+//! vector file scanned exactly, one folder per skill.
+
+mod cache;
+mod embedded;
+mod filter;
+pub mod hybrid;
+mod manifest;
+
+pub use cache::EmbeddingCache;
+pub use embedded::EmbeddedStore;
+pub use filter::{Filter, FilterError};
+pub use manifest::{FileEntry, IndexMeta, Manifest, FORMAT_VERSION};
+
+use skillrag_core::{Chunk, ChunkId};
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("index of skill `{skill}` is corrupt ({detail}); run `skillrag index --skill {skill} --rebuild`")]
+    Corrupt { skill: String, detail: String },
+    #[error("search engine: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("another `skillrag index` is writing the index of skill `{0}`; wait for it to finish")]
+    Locked(String),
+    #[error("vector of dimension {got} does not match the index ({expected})")]
+    Dimension { expected: usize, got: usize },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl StoreError {
+    pub(crate) fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
+        StoreError::Io { path: path.as_ref().display().to_string(), source }
+    }
+}
+
+/// A chunk id with a score from one retrieval list, best first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub id: ChunkId,
+    pub score: f32,
+}
+
+/// Persists skills' knowledge bases.
+pub trait Store: Send + Sync {
+    /// The current generation of a skill's index; `None` when it was never indexed.
+    fn open(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, StoreError>;
+
+    /// Starts the next generation of a skill's index. Nothing is visible until
+    /// [`IndexWriter::commit`]; dropping the writer abandons the generation.
+    fn begin(&self, skill: &str, meta: IndexMeta) -> Result<Box<dyn IndexWriter>, StoreError>;
+
+    /// The number of the published generation, cheap to ask: readers reopen when it changes.
+    fn generation(&self, skill: &str) -> Result<Option<u64>, StoreError>;
+
+    /// Skills that have an index.
+    fn skills(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Deletes a skill's index (the skill was removed from the project).
+    fn remove(&self, skill: &str) -> Result<(), StoreError>;
+
+    /// Bytes used by a skill's current generation, if the store can tell.
+    fn size_on_disk(&self, skill: &str) -> Option<u64>;
+}
+
+/// One published generation of one skill's index; cheap to share between threads.
+pub trait SkillIndex: Send + Sync {
+    fn meta(&self) -> &IndexMeta;
+    fn manifest(&self) -> &Manifest;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// BM25 over the analyzed `terms` (from [`skillrag_text::analyze`]).
+    fn lexical(&self, terms: &[String], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError>;
+
+    /// Exact cosine similarity against every stored vector; empty when the index has none.
+    fn dense(&self, query: &[f32], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError>;
+
+    fn chunk(&self, id: ChunkId) -> Option<Chunk>;
+
+    /// The stored vector of a chunk and the share of its text the model could see.
+    fn vector(&self, id: ChunkId) -> Option<(Vec<f32>, f32)>;
+
+    /// Mean visibility of the stored passages to the embedding model (`None` without vectors).
+    fn mean_visibility(&self) -> Option<f32>;
+
+    /// All chunks of one source, in document order.
+    fn chunks_of(&self, source: &str) -> Vec<Chunk>;
+}
+
+/// A chunk to store with its embedding (`None` in a lexical-only index).
+#[derive(Debug, Clone)]
+pub struct NewChunk {
+    pub chunk: Chunk,
+    pub vector: Option<Vec<f32>>,
+    pub visibility: f32,
+}
+
+/// Builds the next generation of one skill's index.
+pub trait IndexWriter {
+    /// Carries every chunk of `source` over from the previous generation unchanged
+    /// (no re-chunking, no re-embedding). Returns how many chunks were kept.
+    fn keep(&mut self, source: &str) -> Result<usize, StoreError>;
+
+    /// Adds new chunks. Their ids are assigned here, continuing the skill's sequence.
+    fn add(&mut self, chunks: Vec<NewChunk>) -> Result<(), StoreError>;
+
+    /// Publishes the generation atomically, with `manifest` describing its files.
+    fn commit(self: Box<Self>, manifest: Manifest) -> Result<IndexMeta, StoreError>;
+}

@@ -1,0 +1,89 @@
+//! What a generation holds: its settings (meta) and the files it was built from (manifest).
+
+use serde::{Deserialize, Serialize};
+use skillrag_core::{DocType, Tier};
+use std::collections::BTreeMap;
+
+/// Bumped when the on-disk layout changes; older generations are rebuilt.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Settings a generation was built with. Any difference from the current settings (other than
+/// the counters) means the generation cannot be extended incrementally.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexMeta {
+    pub format_version: u32,
+    pub skill: String,
+    /// Embedding model id, `None` for a lexical-only index.
+    pub model_id: Option<String>,
+    pub dim: usize,
+    pub analyzer_version: u32,
+    /// Chunking settings fingerprint (size, overlap, doc type presets).
+    pub chunking: String,
+    #[serde(default)]
+    pub generation: u64,
+    #[serde(default)]
+    pub created_at: i64,
+    #[serde(default)]
+    pub chunks: usize,
+    #[serde(default)]
+    pub next_chunk_id: u64,
+}
+
+impl IndexMeta {
+    pub fn new(skill: &str, model_id: Option<String>, dim: usize, chunking: String) -> IndexMeta {
+        IndexMeta {
+            format_version: FORMAT_VERSION,
+            skill: skill.to_string(),
+            model_id,
+            dim,
+            analyzer_version: skillrag_text::ANALYZER_VERSION,
+            chunking,
+            generation: 0,
+            created_at: 0,
+            chunks: 0,
+            next_chunk_id: 0,
+        }
+    }
+
+    /// Why `self` (the stored generation) cannot be extended by a run with `wanted` settings,
+    /// or `None` when it can.
+    pub fn rebuild_reason(&self, wanted: &IndexMeta) -> Option<String> {
+        if self.format_version != wanted.format_version {
+            return Some(format!("index format changed ({} → {})", self.format_version, wanted.format_version));
+        }
+        if self.model_id != wanted.model_id {
+            let name = |m: &Option<String>| m.clone().unwrap_or_else(|| "none (lexical only)".into());
+            return Some(format!(
+                "embedding model changed ({} → {})",
+                name(&self.model_id),
+                name(&wanted.model_id)
+            ));
+        }
+        if self.analyzer_version != wanted.analyzer_version {
+            return Some("text analyzer changed".into());
+        }
+        if self.chunking != wanted.chunking {
+            return Some(format!("chunking settings changed ({} → {})", self.chunking, wanted.chunking));
+        }
+        None
+    }
+}
+
+/// One indexed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    pub content_hash: String,
+    pub mtime: i64,
+    pub size: u64,
+    pub chunks: usize,
+    pub title: String,
+    pub doc_type: DocType,
+    pub tier: Tier,
+    pub encoding: String,
+}
+
+/// The files a generation was built from, by source path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub files: BTreeMap<String, FileEntry>,
+}

@@ -1,0 +1,155 @@
+//! The text analyzer shared by indexing and querying (DESIGN.md §3): the same function turns a
+//! chunk into index terms and a question into query terms, so they always agree.
+//!
+//! CJK runs are segmented by jieba in search mode (whole words plus their dictionary sub-words,
+//! so 劳动合同法 matches both 劳动合同 and 合同法); other runs are Unicode words, lowercased and
+//! Snowball-stemmed for English. Full-width forms are folded (NFKC) first. Function words that
+//! carry no content in either language are dropped.
+
+mod stopwords;
+
+use jieba_rs::Jieba;
+use rust_stemmers::{Algorithm, Stemmer};
+use skillrag_core::is_cjk;
+use std::sync::OnceLock;
+use unicode_normalization::UnicodeNormalization;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Bumped whenever [`analyze`] changes output: indexes built with another version are rebuilt.
+pub const ANALYZER_VERSION: u32 = 1;
+
+/// A term with its byte offsets in the NFKC-folded text (used by the tantivy adapter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub term: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The process-wide jieba instance; loading its dictionary takes a noticeable fraction of a second.
+pub fn jieba() -> &'static Jieba {
+    static JIEBA: OnceLock<Jieba> = OnceLock::new();
+    JIEBA.get_or_init(Jieba::new)
+}
+
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// Index/query terms of `text`, in order (repeats kept: term frequency matters for BM25).
+pub fn analyze(text: &str) -> Vec<String> {
+    tokens(text).into_iter().map(|t| t.term).collect()
+}
+
+/// Like [`analyze`], with offsets.
+pub fn tokens(text: &str) -> Vec<Token> {
+    let folded: String = text.nfkc().collect();
+    let mut out = Vec::new();
+    for (start, run, cjk) in script_runs(&folded) {
+        if cjk {
+            for token in jieba().cut_for_search(run, true) {
+                let word = token.word;
+                if word.chars().all(is_cjk) && !stopwords::is_chinese_stopword(word) {
+                    out.push(Token { term: word.to_string(), start: start + token.byte_start, end: start + token.byte_end });
+                }
+            }
+        } else {
+            for (pos, word) in run.unicode_word_indices() {
+                let lower = word.to_lowercase();
+                if stopwords::is_english_stopword(&lower) {
+                    continue;
+                }
+                let term = if lower.chars().all(|c| c.is_ascii_alphabetic()) {
+                    stemmer().stem(&lower).into_owned()
+                } else {
+                    lower
+                };
+                out.push(Token { term, start: start + pos, end: start + pos + word.len() });
+            }
+        }
+    }
+    out
+}
+
+/// Splits text into maximal runs of CJK ideographs and of everything else.
+fn script_runs(text: &str) -> Vec<(usize, &str, bool)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (i, c) in text.char_indices() {
+        let cjk = is_cjk(c);
+        match current {
+            Some(k) if k == cjk => {}
+            Some(k) => {
+                runs.push((start, &text[start..i], k));
+                start = i;
+                current = Some(cjk);
+            }
+            None => current = Some(cjk),
+        }
+    }
+    if let Some(k) = current {
+        runs.push((start, &text[start..], k));
+    }
+    runs
+}
+
+/// The most characteristic words of `text` by jieba's TF-IDF (Chinese) or by length and rarity
+/// of the analyzed terms otherwise; for query reformulation and keyword display.
+pub fn keywords(text: &str, n: usize) -> Vec<String> {
+    use jieba_rs::{KeywordExtract, TfIdf};
+    static TFIDF: OnceLock<TfIdf> = OnceLock::new();
+    let tfidf = TFIDF.get_or_init(TfIdf::default);
+    let mut out: Vec<String> =
+        tfidf.extract_keywords(jieba(), text, n, Vec::new()).into_iter().map(|k| k.keyword.to_lowercase()).collect();
+    out.retain(|k| !stopwords::is_english_stopword(k) && !stopwords::is_chinese_stopword(k));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chinese_search_mode_keeps_words_and_subwords() {
+        let terms = analyze("劳动合同法规定了试用期");
+        assert!(terms.contains(&"劳动".to_string()), "{terms:?}");
+        assert!(terms.contains(&"合同".to_string()), "{terms:?}");
+        assert!(terms.contains(&"试用期".to_string()), "{terms:?}");
+        assert!(!terms.contains(&"了".to_string()), "stop word kept: {terms:?}");
+    }
+
+    #[test]
+    fn english_is_lowercased_stemmed_and_stopped() {
+        assert_eq!(analyze("The Infections were transmitted"), vec!["infect", "transmit"]);
+        assert_eq!(analyze("SARS-CoV-2 R0"), vec!["sar", "cov", "2", "r0"]);
+    }
+
+    #[test]
+    fn mixed_scripts_and_fullwidth() {
+        let terms = analyze("埃菲尔铁塔于１８８９年建成，高324米");
+        assert!(terms.contains(&"1889".to_string()), "{terms:?}");
+        assert!(terms.contains(&"324".to_string()), "{terms:?}");
+        assert!(terms.contains(&"建成".to_string()), "{terms:?}");
+    }
+
+    #[test]
+    fn same_function_for_index_and_query() {
+        let doc = analyze("已建立劳动关系，未同时订立书面劳动合同的");
+        let query = analyze("订立书面劳动合同");
+        assert!(query.iter().all(|q| doc.contains(q)), "{query:?} not all in {doc:?}");
+    }
+
+    #[test]
+    fn empty_and_punctuation() {
+        assert!(analyze("").is_empty());
+        assert!(analyze("？！。,.;").is_empty());
+    }
+
+    #[test]
+    fn extracts_keywords() {
+        let k = keywords("用人单位未依法为劳动者缴纳社会保险费的，劳动者可以解除劳动合同", 3);
+        assert_eq!(k.len(), 3, "{k:?}");
+    }
+}
