@@ -52,7 +52,8 @@ struct Block {
 fn blocks(text: &str, body: Range<usize>, code: &[Range<usize>]) -> Vec<Block> {
     let mut raw: Vec<(Range<usize>, bool)> = Vec::new(); // (range, is_code)
     let mut pos = body.start;
-    let mut code: Vec<Range<usize>> = code.iter().filter(|c| c.start >= body.start && c.end <= body.end).cloned().collect();
+    let mut code: Vec<Range<usize>> =
+        code.iter().filter(|c| c.start >= body.start && c.end <= body.end).cloned().collect();
     code.sort_by_key(|c| c.start);
     for c in code {
         if c.start < pos {
@@ -326,11 +327,9 @@ fn overlap_start(text: &str, start: usize, end: usize, overlap: usize, end_break
             let rest = &window[o..];
             window_start + o + (rest.len() - rest.trim_start().len())
         }),
-        Break::Grapheme => chunk
-            .grapheme_indices(true)
-            .map(|(i, _)| start + i)
-            .find(|&b| b >= window_start)
-            .filter(|&b| b < end),
+        Break::Grapheme => {
+            chunk.grapheme_indices(true).map(|(i, _)| start + i).find(|&b| b >= window_start).filter(|&b| b < end)
+        }
         _ => None,
     }
 }

@@ -12,7 +12,12 @@ fn check_invariants(text: &str, pieces: &[Piece], config: &ChunkConfig) {
         assert_eq!(at_span, p.text, "span does not match text");
         assert!(!p.text.trim().is_empty(), "empty piece");
         if !p.text.contains("```") {
-            assert!(p.text.chars().count() <= config.size, "piece of {} chars > {}", p.text.chars().count(), config.size);
+            assert!(
+                p.text.chars().count() <= config.size,
+                "piece of {} chars > {}",
+                p.text.chars().count(),
+                config.size
+            );
         }
     }
     for w in pieces.windows(2) {

@@ -53,7 +53,8 @@ impl BertEmbedder {
             Some("xlm-roberta") => {
                 let config: xlm_roberta::Config =
                     serde_json::from_str(&model.config_json).map_err(|e| err(format!("config.json: {e}")))?;
-                let vb = if vb.contains_tensor("roberta.embeddings.word_embeddings.weight") { vb.pp("roberta") } else { vb };
+                let vb =
+                    if vb.contains_tensor("roberta.embeddings.word_embeddings.weight") { vb.pp("roberta") } else { vb };
                 Encoder::XlmRoberta(xlm_roberta::XLMRobertaModel::new(&config, vb)?)
             }
             Some("bert") | None => {
@@ -66,7 +67,8 @@ impl BertEmbedder {
             }
         };
 
-        let mut tokenizer = Tokenizer::from_file(&model.tokenizer_json).map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let mut tokenizer =
+            Tokenizer::from_file(&model.tokenizer_json).map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: model.max_seq_length, ..Default::default() }))
             .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
@@ -106,7 +108,17 @@ impl BertEmbedder {
         Ok(out)
     }
 
-    fn visibility(&self, encoding: &tokenizers::Encoding) -> f32 {
+    /// Tokenizes `texts` with the prefix of `kind`, truncated to the model's limit.
+    fn encode(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<tokenizers::Encoding>, EmbedError> {
+        let prefix = match kind {
+            EmbedKind::Query => &self.model.query_prefix,
+            EmbedKind::Passage => &self.model.passage_prefix,
+        };
+        let inputs: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
+        self.tokenizer.encode_batch(inputs, true).map_err(|e| EmbedError::Tokenizer(e.to_string()))
+    }
+
+    fn seen_share(&self, encoding: &tokenizers::Encoding) -> f32 {
         let special = encoding.get_special_tokens_mask();
         let ids = encoding.get_ids();
         let content = special.iter().filter(|&&s| s == 0).count();
@@ -148,13 +160,12 @@ impl Embedder for BertEmbedder {
         self.dim
     }
 
+    fn visibility(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<f32>, EmbedError> {
+        Ok(self.encode(texts, kind)?.iter().map(|e| self.seen_share(e)).collect())
+    }
+
     fn embed(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<Embedding>, EmbedError> {
-        let prefix = match kind {
-            EmbedKind::Query => &self.model.query_prefix,
-            EmbedKind::Passage => &self.model.passage_prefix,
-        };
-        let inputs: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
-        let encodings = self.tokenizer.encode_batch(inputs, true).map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let encodings = self.encode(texts, kind)?;
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); encodings.len()];
@@ -167,7 +178,7 @@ impl Embedder for BertEmbedder {
         Ok(vectors
             .into_iter()
             .zip(&encodings)
-            .map(|(vector, e)| Embedding { vector, visibility: self.visibility(e) })
+            .map(|(vector, e)| Embedding { vector, visibility: self.seen_share(e) })
             .collect())
     }
 }

@@ -48,6 +48,12 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     fn embed(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<Embedding>, EmbedError>;
 
+    /// How much of each text the model can see (see [`Embedding::visibility`]). The default embeds;
+    /// models with a tokenizer answer from tokenization alone, which is far cheaper.
+    fn visibility(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<f32>, EmbedError> {
+        Ok(self.embed(texts, kind)?.into_iter().map(|e| e.visibility).collect())
+    }
+
     /// Convenience for a single query.
     fn embed_query(&self, text: &str) -> Result<Embedding, EmbedError> {
         let mut v = self.embed(&[text], EmbedKind::Query)?;

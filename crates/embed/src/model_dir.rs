@@ -66,8 +66,8 @@ impl ModelDir {
         if !path.is_dir() {
             return Err(err("not a folder (set SKILLRAG_EMBED_MODEL to a model folder, or `none`)".into()));
         }
-        let config_json =
-            std::fs::read_to_string(path.join("config.json")).map_err(|e| err(format!("cannot read config.json: {e}")))?;
+        let config_json = std::fs::read_to_string(path.join("config.json"))
+            .map_err(|e| err(format!("cannot read config.json: {e}")))?;
         let tokenizer_json = path.join("tokenizer.json");
         if !tokenizer_json.is_file() {
             return Err(err("tokenizer.json is missing".into()));
@@ -134,12 +134,16 @@ impl ModelDir {
     /// `<folder name>@<fingerprint>`: the fingerprint covers the config, tokenizer, weights
     /// (size and samples of their bytes), pooling and prefixes.
     pub fn model_id(&self) -> Result<String, EmbedError> {
-        let err = |e: std::io::Error| EmbedError::ModelDir { path: self.path.display().to_string(), message: e.to_string() };
+        let err =
+            |e: std::io::Error| EmbedError::ModelDir { path: self.path.display().to_string(), message: e.to_string() };
         let mut hasher = blake3::Hasher::new();
         hasher.update(self.config_json.as_bytes());
         hasher.update(&std::fs::read(&self.tokenizer_json).map_err(err)?);
         hasher.update(&weights_sample(&self.weights).map_err(err)?);
-        hasher.update(format!("{:?}|{}|{}|{}", self.pooling, self.max_seq_length, self.query_prefix, self.passage_prefix).as_bytes());
+        hasher.update(
+            format!("{:?}|{}|{}|{}", self.pooling, self.max_seq_length, self.query_prefix, self.passage_prefix)
+                .as_bytes(),
+        );
         let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
         // A pip-installed model sits in `<package>/model`; name it after the package.
         let name = if name == "model" {

@@ -51,6 +51,7 @@ pub struct EmbedConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalConfig {
     pub top_k: usize,
+    /// Chunks taken from each of BM25 and dense before fusion; 0 means `top_k`.
     pub candidates: usize,
     pub rrf_k: f32,
     pub bm25_weight: f32,
@@ -147,7 +148,8 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
         let iter = dotenvy::from_path_iter(&dotenv)
             .map_err(|e| ConfigError::File { path: dotenv.display().to_string(), message: e.to_string() })?;
         for item in iter {
-            let (k, v) = item.map_err(|e| ConfigError::File { path: dotenv.display().to_string(), message: e.to_string() })?;
+            let (k, v) =
+                item.map_err(|e| ConfigError::File { path: dotenv.display().to_string(), message: e.to_string() })?;
             vars.insert(k, v);
         }
     }
@@ -221,7 +223,9 @@ fn locate(known: &BTreeMap<(Option<String>, String), toml::Value>, rest: &str) -
         return Some((None, rest.to_string()));
     }
     let (section, key) = rest.split_once('_')?;
-    known.contains_key(&(Some(section.to_string()), key.to_string())).then(|| (Some(section.to_string()), key.to_string()))
+    known
+        .contains_key(&(Some(section.to_string()), key.to_string()))
+        .then(|| (Some(section.to_string()), key.to_string()))
 }
 
 /// Parses an environment string as the type of the setting's default.
@@ -302,7 +306,7 @@ model = "{model}"
 
 [retrieval]
 top_k = 10               # hits returned by `skillrag search`
-candidates = 50          # taken from each of BM25 and dense before fusion
+candidates = 0           # taken from each of BM25 and dense before fusion; 0 = top_k
 rrf_k = 60               # Reciprocal Rank Fusion constant
 bm25_weight = 1.0
 dense_weight = 1.0
@@ -330,8 +334,13 @@ mod tests {
     #[test]
     fn precedence_env_over_dotenv_over_file() {
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(tmp.path().join(CONFIG_FILE), "[index]\nchunk_size = 300\nchunk_overlap = 50\n[embed]\nmodel = \"file-model\"\n").unwrap();
-        std::fs::write(tmp.path().join(".env"), "SKILLRAG_INDEX_CHUNK_OVERLAP=40\nSKILLRAG_EMBED_MODEL=dotenv-model\n").unwrap();
+        std::fs::write(
+            tmp.path().join(CONFIG_FILE),
+            "[index]\nchunk_size = 300\nchunk_overlap = 50\n[embed]\nmodel = \"file-model\"\n",
+        )
+        .unwrap();
+        std::fs::write(tmp.path().join(".env"), "SKILLRAG_INDEX_CHUNK_OVERLAP=40\nSKILLRAG_EMBED_MODEL=dotenv-model\n")
+            .unwrap();
         let loaded = load(tmp.path(), &env(&[("SKILLRAG_EMBED_MODEL", "none"), ("SKILLRAG_SKILLS", "a, b")])).unwrap();
         let c = loaded.config;
         assert_eq!(c.index.chunk_size, 300, "file");
@@ -343,7 +352,9 @@ mod tests {
     #[test]
     fn aliases_and_typed_values() {
         let tmp = tempfile::tempdir().unwrap();
-        let c = load(tmp.path(), &env(&[("SKILLRAG_CHUNK_SIZE", "256"), ("SKILLRAG_RETRIEVAL_RRF_K", "30.5")])).unwrap().config;
+        let c = load(tmp.path(), &env(&[("SKILLRAG_CHUNK_SIZE", "256"), ("SKILLRAG_RETRIEVAL_RRF_K", "30.5")]))
+            .unwrap()
+            .config;
         assert_eq!(c.index.chunk_size, 256);
         assert_eq!(c.retrieval.rrf_k, 30.5);
     }

@@ -99,12 +99,16 @@ impl Engine {
             Some(e) => Some(EmbeddingCache::open(&state.join("cache/embeddings"), e.model_id(), e.dim())?),
             None => None,
         };
-        if embedder.is_none() {
-            progress.note("no embedding model configured: indexing for BM25 only (set SKILLRAG_EMBED_MODEL)");
-        }
 
         for skill in selected {
-            let r = self.index_skill(skill, options.rebuild, embedder.as_deref(), cache.as_mut(), progress, &mut report.diagnostics)?;
+            let r = self.index_skill(
+                skill,
+                options.rebuild,
+                embedder.as_deref(),
+                cache.as_mut(),
+                progress,
+                &mut report.diagnostics,
+            )?;
             progress.skill_finished(&r);
             report.skills.push(r);
         }
@@ -340,7 +344,9 @@ impl Engine {
 
 enum FileState {
     /// `mtime` is set when the file was touched without changing.
-    Unchanged { mtime: Option<i64> },
+    Unchanged {
+        mtime: Option<i64>,
+    },
     Changed(Box<Document>),
 }
 

@@ -84,6 +84,9 @@ pub struct ModelIdentity {
     pub path: PathBuf,
 }
 
+/// An opened generation of a skill's index, with its generation number.
+type OpenIndex = (u64, Arc<dyn SkillIndex>);
+
 /// A project ready to index and search.
 pub struct Engine {
     pub project: Project,
@@ -91,7 +94,7 @@ pub struct Engine {
     store: Arc<dyn Store>,
     model: Option<ModelIdentity>,
     embedder: OnceLock<Result<Arc<dyn Embedder>, String>>,
-    indexes: Mutex<HashMap<String, (u64, Arc<dyn SkillIndex>)>>,
+    indexes: Mutex<HashMap<String, OpenIndex>>,
 }
 
 impl Engine {
@@ -120,23 +123,13 @@ impl Engine {
                 Some(ModelIdentity { id: dir.model_id()?, dim, path })
             }
         };
-        Ok(Engine {
-            project,
-            discovery,
-            store,
-            model,
-            embedder: OnceLock::new(),
-            indexes: Mutex::new(HashMap::new()),
-        })
+        Ok(Engine { project, discovery, store, model, embedder: OnceLock::new(), indexes: Mutex::new(HashMap::new()) })
     }
 
     /// Uses `embedder` instead of loading the configured model (another backend, or a test double).
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Engine {
-        self.model = Some(ModelIdentity {
-            id: embedder.model_id().to_string(),
-            dim: embedder.dim(),
-            path: PathBuf::new(),
-        });
+        self.model =
+            Some(ModelIdentity { id: embedder.model_id().to_string(), dim: embedder.dim(), path: PathBuf::new() });
         self.embedder = OnceLock::from(Ok(embedder));
         self
     }

@@ -3,6 +3,7 @@
 use crate::{Engine, EngineError};
 use serde::Serialize;
 use skillrag_core::Hit;
+use skillrag_embed::EmbedKind;
 use skillrag_store::hybrid::{self, Mode, Params, Query};
 use skillrag_store::Filter;
 use std::time::Instant;
@@ -83,22 +84,34 @@ impl Engine {
         let terms = skillrag_text::analyze(query);
         let analyzed = Instant::now();
         let wants_dense = options.mode != Mode::Lexical;
-        let vector = match (wants_dense, self.embedder()?) {
+        let min_visibility = self.project.config.retrieval.min_visibility;
+        let (vector, visibility) = match (wants_dense, self.embedder()?) {
             (true, Some(e)) => {
-                let emb = e.embed_query(query)?;
-                Some((emb.vector, emb.visibility))
+                // Tokenizing tells how much of the question the model can see; a question it is
+                // blind to is not worth a forward pass in hybrid mode.
+                let visibility = e.visibility(&[query], EmbedKind::Query)?.first().copied().unwrap_or(0.0);
+                if options.mode == Mode::Hybrid && visibility < min_visibility {
+                    (None, Some(visibility))
+                } else {
+                    (Some(e.embed_query(query)?.vector), Some(visibility))
+                }
             }
-            _ => None,
+            _ => (None, None),
         };
         let embedded = Instant::now();
-        let q = Query { terms: terms.clone(), vector };
+        let q = Query { terms: terms.clone(), vector, visibility };
 
         let mut hits: Vec<Hit> = Vec::new();
         let mut reports = Vec::new();
         for skill_id in &skills {
             let skill = self.skill(skill_id)?;
-            let mut report =
-                SkillSearch { skill: skill_id.clone(), bm25_used: false, dense_used: false, dense_skipped: None, notice: None };
+            let mut report = SkillSearch {
+                skill: skill_id.clone(),
+                bm25_used: false,
+                dense_used: false,
+                dense_skipped: None,
+                notice: None,
+            };
             let Some(index) = self.index_of(skill_id)? else {
                 if explicit {
                     return Err(EngineError::NotIndexed(skill_id.clone()));
@@ -110,7 +123,6 @@ impl Engine {
             let mut params = self.retrieval_params();
             params.mode = options.mode;
             params.k = options.k.or(skill.settings.top_k).unwrap_or(params.k);
-            params.candidates = params.candidates.max(params.k);
             let mut skill_query = q.clone();
             let stale_model = match (&index.meta().model_id, self.model()) {
                 (Some(built), Some(now)) if built != &now.id => Some(built.clone()),
@@ -130,7 +142,8 @@ impl Engine {
             reports.push(report);
         }
         // Fused scores are rank-based and therefore comparable across skills.
-        hits.sort_by(|a, b| b.scores.fused.total_cmp(&a.scores.fused).then_with(|| a.chunk_id.cmp(&b.chunk_id)));
+        // Stable: ties keep each skill's own order (and skills their order).
+        hits.sort_by(|a, b| b.scores.fused.total_cmp(&a.scores.fused));
         let k = options.k.unwrap_or(self.project.config.retrieval.top_k);
         if skills.len() > 1 {
             hits.truncate(k);
@@ -140,7 +153,7 @@ impl Engine {
         Ok(SearchResult {
             query: query.to_string(),
             terms,
-            query_visibility: q.vector.as_ref().map(|v| v.1),
+            query_visibility: q.visibility,
             hits,
             skills: reports,
             timings_ms: Timings {

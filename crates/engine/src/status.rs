@@ -73,7 +73,8 @@ impl Engine {
                     if changes.is_empty() {
                         Freshness::Fresh
                     } else {
-                        let more = if changes.len() > 3 { format!(" (+{} more)", changes.len() - 3) } else { String::new() };
+                        let more =
+                            if changes.len() > 3 { format!(" (+{} more)", changes.len() - 3) } else { String::new() };
                         changes.truncate(3);
                         Freshness::Stale(format!("{}{more}", changes.join(", ")))
                     }
@@ -119,5 +120,6 @@ fn same_content(path: &std::path::Path, entry: &skillrag_store::FileEntry) -> bo
     if meta.len() != entry.size {
         return false;
     }
-    skillrag_load::mtime_secs(&meta) == entry.mtime || std::fs::read(path).is_ok_and(|b| skillrag_load::content_hash(&b) == entry.content_hash)
+    skillrag_load::mtime_secs(&meta) == entry.mtime
+        || std::fs::read(path).is_ok_and(|b| skillrag_load::content_hash(&b) == entry.content_hash)
 }

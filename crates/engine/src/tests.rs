@@ -58,7 +58,10 @@ fn project() -> tempfile::TempDir {
         "---\nname: good\ndescription: Labour law and product facts.\nmetadata:\n  triggers: 劳动合同, reset\n---\n# Good\n",
     );
     write(&root.join("skills/good/knowledge/law.md"), "# 劳动合同法\n\n第十条 建立劳动关系，应当订立书面劳动合同。\n");
-    write(&root.join("skills/good/knowledge/faq.md"), "# FAQ\n\n## Reset\n\nHold the power button for ten seconds to reset the router.\n");
+    write(
+        &root.join("skills/good/knowledge/faq.md"),
+        "# FAQ\n\n## Reset\n\nHold the power button for ten seconds to reset the router.\n",
+    );
     tmp
 }
 
@@ -112,7 +115,10 @@ fn incremental_runs_touch_only_what_changed() {
     assert_eq!(embedder.calls.load(Ordering::SeqCst), 2);
 
     // One file changed: only its chunks are embedded.
-    write(&root.join("skills/good/knowledge/faq.md"), "# FAQ\n\n## Reset\n\nUse the reset pin on the back of the router.\n");
+    write(
+        &root.join("skills/good/knowledge/faq.md"),
+        "# FAQ\n\n## Reset\n\nUse the reset pin on the back of the router.\n",
+    );
     let r = index(&e);
     let s = &r.skills[0];
     assert_eq!((s.files_changed, s.files_unchanged, s.embedded), (1, 1, 1));
@@ -124,7 +130,10 @@ fn incremental_runs_touch_only_what_changed() {
     assert!(e.search("power button", &bm25).unwrap().hits.is_empty(), "old text is gone");
 
     // Changing it back is served from the embedding cache.
-    write(&root.join("skills/good/knowledge/faq.md"), "# FAQ\n\n## Reset\n\nHold the power button for ten seconds to reset the router.\n");
+    write(
+        &root.join("skills/good/knowledge/faq.md"),
+        "# FAQ\n\n## Reset\n\nHold the power button for ten seconds to reset the router.\n",
+    );
     let r = index(&e);
     assert_eq!((r.skills[0].embedded, r.skills[0].cache_hits), (0, 1));
 
@@ -302,8 +311,9 @@ fn bad_unreadable_file() {
     write(&path, "secret");
     fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
     let readable_anyway = fs::read(&path).is_ok(); // root ignores permissions
-    // A dangling link is unreadable for everyone, root included.
-    std::os::unix::fs::symlink(tmp.path().join("missing.md"), tmp.path().join("skills/good/knowledge/dangling.md")).unwrap();
+                                                   // A dangling link is unreadable for everyone, root included.
+    std::os::unix::fs::symlink(tmp.path().join("missing.md"), tmp.path().join("skills/good/knowledge/dangling.md"))
+        .unwrap();
     let d = index_with_bad_input(tmp.path());
     assert_reported(&d, "knowledge/dangling.md", "broken symlink");
     if !readable_anyway {
@@ -325,7 +335,10 @@ fn bad_non_utf8_file_name() {
 #[test]
 fn bad_two_skills_with_the_same_name() {
     let tmp = project();
-    write(&tmp.path().join("skillrag.toml"), "skills = [\"skills\", \"more-skills\"]\n[index]\nchunk_size = 200\nchunk_overlap = 40\n");
+    write(
+        &tmp.path().join("skillrag.toml"),
+        "skills = [\"skills\", \"more-skills\"]\n[index]\nchunk_size = 200\nchunk_overlap = 40\n",
+    );
     write(&tmp.path().join("more-skills/good/SKILL.md"), "---\nname: good\ndescription: duplicate\n---\n");
     let d = index_with_bad_input(tmp.path());
     assert_reported(&d, "more-skills/good/SKILL.md", "already defined");

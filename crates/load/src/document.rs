@@ -85,7 +85,7 @@ pub fn load_document(path: &Path, source: &str, options: &LoadOptions) -> Result
     let mtime = crate::mtime_secs(&meta);
     let title = match format {
         Format::Markdown => markdown_title(&decoded.text),
-        Format::Text => None,
+        Format::Text => text_title(&decoded.text),
     }
     .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
     Ok(Document {
@@ -123,6 +123,16 @@ fn markdown_title(text: &str) -> Option<String> {
     None
 }
 
+/// A plain-text file's first line when it reads like a title: short, followed by a blank line
+/// or more text, and not ending like a sentence.
+fn text_title(text: &str) -> Option<String> {
+    let mut lines = text.lines().map(str::trim).skip_while(|l| l.is_empty());
+    let first = lines.next()?;
+    let short = (1..=60).contains(&first.chars().count());
+    let sentence = first.ends_with(['。', '.', '!', '?', '！', '？', '；', ';', ',', '，', ':', '：']);
+    (short && !sentence && lines.next().is_some()).then(|| first.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +148,13 @@ mod tests {
         assert!(doc.text.ends_with("第一条 ……\n"));
         assert_eq!(doc.content_hash.len(), 64);
         assert!(doc.mtime > 1_600_000_000);
+    }
+
+    #[test]
+    fn text_titles() {
+        assert_eq!(text_title("\n普洱茶冲泡要点\n\n普洱茶分生茶和熟茶。").as_deref(), Some("普洱茶冲泡要点"));
+        assert_eq!(text_title("This is a sentence.\nMore."), None);
+        assert_eq!(text_title("Only one line"), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod decode;
 mod document;
 mod walk;
 
-pub use decode::{decode, Decoded, DecodeError};
+pub use decode::{decode, DecodeError, Decoded};
 pub use document::{load_document, Document, Format, LoadError, LoadOptions};
 pub use walk::{list_knowledge_files, KnowledgeFile, Listing};
 
@@ -17,8 +17,5 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// A file's modification time in whole seconds since the Unix epoch (0 when unknown).
 pub fn mtime_secs(meta: &std::fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs() as i64)
+    meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64)
 }

@@ -74,7 +74,11 @@ pub fn list_knowledge_files(skill_dir: &Path, patterns: &[String], defaults: &[&
                 let mut keep = |source: &str| source != SKILL_FILE && set.is_match(source);
                 walk(skill_dir, skill_dir, &mut keep, &mut files, &mut diagnostics);
             }
-            Err(e) => diagnostics.push(Diagnostic::error(skill_dir.join(SKILL_FILE), None, format!("invalid knowledge globs: {e}"))),
+            Err(e) => diagnostics.push(Diagnostic::error(
+                skill_dir.join(SKILL_FILE),
+                None,
+                format!("invalid knowledge globs: {e}"),
+            )),
         }
     }
     Listing { files: files.into_iter().map(|(source, path)| KnowledgeFile { path, source }).collect(), diagnostics }

@@ -88,7 +88,10 @@ mod tests {
         assert_eq!(ids, vec!["good"]);
         let errors: Vec<String> = d.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
         assert_eq!(errors.len(), 3, "{errors:#?}");
-        assert!(errors.iter().any(|e| e.contains("bad-yaml/SKILL.md:3") && e.contains("malformed YAML")), "{errors:#?}");
+        assert!(
+            errors.iter().any(|e| e.contains("bad-yaml/SKILL.md:3") && e.contains("malformed YAML")),
+            "{errors:#?}"
+        );
         assert!(errors.iter().any(|e| e.contains("mismatch/SKILL.md:2")), "{errors:#?}");
         assert!(errors.iter().any(|e| e.contains("empty-folder") && e.contains("no SKILL.md")), "{errors:#?}");
     }

@@ -12,7 +12,7 @@ mod parse;
 mod sections;
 
 pub use discover::{discover, Discovery};
-pub use lint::lint_skill_file;
+pub use lint::advice;
 pub use parse::{parse_skill, parse_skill_text, ParsedSkill};
 pub use sections::{split_list, SectionKind};
 

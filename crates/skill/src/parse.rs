@@ -9,8 +9,17 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Keys we understand, under `metadata` (canonical) or at the top level (lenient).
-pub(crate) const EXTRA_KEYS: [&str; 9] =
-    ["triggers", "boundary", "examples", "knowledge", "top_k", "chunk_size", "chunk_overlap", "doc_type", "instructions"];
+pub(crate) const EXTRA_KEYS: [&str; 9] = [
+    "triggers",
+    "boundary",
+    "examples",
+    "knowledge",
+    "top_k",
+    "chunk_size",
+    "chunk_overlap",
+    "doc_type",
+    "instructions",
+];
 
 pub const MAX_NAME_CHARS: usize = 64;
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
@@ -131,7 +140,11 @@ pub fn parse_skill_text(dir: &Path, id: &str, text: &str) -> ParsedSkill {
         }
         None => {
             if form != SkillForm::HeadingsOnly {
-                diags.push(Diagnostic::error(&file, Some(1), format!("missing `name` (must be `{id}`, the folder name)")));
+                diags.push(Diagnostic::error(
+                    &file,
+                    Some(1),
+                    format!("missing `name` (must be `{id}`, the folder name)"),
+                ));
             }
             id.to_string()
         }
@@ -213,18 +226,28 @@ fn read_frontmatter(
     let value: Value = match serde_yaml_ng::from_str(fm.yaml) {
         Ok(v) => v,
         Err(e) => {
-            let line = e.location().map(|l| fm.first_line + l.line().saturating_sub(1));
+            // The parser may notice a problem only at the end of the block; point inside it.
+            let last_line = fm.first_line + fm.yaml.lines().count().saturating_sub(1);
+            let line = e.location().map(|l| (fm.first_line + l.line().saturating_sub(1)).min(last_line));
             let msg = e.to_string();
             // serde_yaml_ng appends "at line X column Y" relative to the block; drop it, we give file lines.
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-            return Err(Diagnostic::error(file, line.or(Some(fm.first_line)), format!("malformed YAML frontmatter: {msg}")));
+            return Err(Diagnostic::error(
+                file,
+                line.or(Some(fm.first_line)),
+                format!("malformed YAML frontmatter: {msg}"),
+            ));
         }
     };
     let map = match value {
         Value::Mapping(m) => m,
         Value::Null => serde_yaml_ng::Mapping::new(),
         _ => {
-            return Err(Diagnostic::error(file, Some(fm.first_line), "frontmatter must be a YAML mapping of `key: value`"));
+            return Err(Diagnostic::error(
+                file,
+                Some(fm.first_line),
+                "frontmatter must be a YAML mapping of `key: value`",
+            ));
         }
     };
     let mut lenient = false;
@@ -324,7 +347,11 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
         match s.trim().parse::<usize>() {
             Ok(n) if n > 0 => Some(n),
             _ => {
-                diags.push(Diagnostic::warning(file, Some(line), format!("`{key}` must be a positive integer, got `{s}`; ignored")));
+                diags.push(Diagnostic::warning(
+                    file,
+                    Some(line),
+                    format!("`{key}` must be a positive integer, got `{s}`; ignored"),
+                ));
                 None
             }
         }
@@ -332,8 +359,9 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
     match key {
         "triggers" => fields.triggers.extend(items()),
         "examples" => {
-            let examples = list(value)
-                .unwrap_or_else(|| scalar(value).map(|s| s.split(['\n', '|']).map(str::to_string).collect()).unwrap_or_default());
+            let examples = list(value).unwrap_or_else(|| {
+                scalar(value).map(|s| s.split(['\n', '|']).map(str::to_string).collect()).unwrap_or_default()
+            });
             fields.examples.extend(examples.into_iter().map(|e| sections::clean_item(&e)).filter(|e| !e.is_empty()));
         }
         "boundary" => fields.boundary.extend(scalar(value).or_else(|| list(value).map(|l| l.join("\n")))),
@@ -348,7 +376,11 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
             let s = scalar(value).unwrap_or_default();
             match s.trim().parse::<usize>() {
                 Ok(n) => fields.settings.chunk_overlap = Some(n),
-                Err(_) => diags.push(Diagnostic::warning(file, Some(line), format!("`chunk_overlap` must be an integer, got `{s}`; ignored"))),
+                Err(_) => diags.push(Diagnostic::warning(
+                    file,
+                    Some(line),
+                    format!("`chunk_overlap` must be an integer, got `{s}`; ignored"),
+                )),
             }
         }
         "doc_type" => {
@@ -398,7 +430,9 @@ fn scalar(v: &Value) -> Option<String> {
 
 fn list(v: &Value) -> Option<Vec<String>> {
     match v {
-        Value::Sequence(seq) => Some(seq.iter().filter_map(scalar).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()),
+        Value::Sequence(seq) => {
+            Some(seq.iter().filter_map(scalar).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        }
         _ => None,
     }
 }
@@ -431,9 +465,17 @@ pub(crate) fn check_name(name: &str, id: &str, file: &Path, line: usize, diags: 
 fn check_description(d: &str, file: &Path, line: Option<usize>, diags: &mut Vec<Diagnostic>) {
     let n = d.chars().count();
     if n == 0 {
-        diags.push(Diagnostic::error(file, line, "`description` is empty; say what the skill answers (1–1024 characters)"));
+        diags.push(Diagnostic::error(
+            file,
+            line,
+            "`description` is empty; say what the skill answers (1–1024 characters)",
+        ));
     } else if n > MAX_DESCRIPTION_CHARS {
-        diags.push(Diagnostic::error(file, line, format!("`description` is {n} characters; the limit is {MAX_DESCRIPTION_CHARS}")));
+        diags.push(Diagnostic::error(
+            file,
+            line,
+            format!("`description` is {n} characters; the limit is {MAX_DESCRIPTION_CHARS}"),
+        ));
     }
 }
 
@@ -484,7 +526,10 @@ mod tests {
         assert_eq!(s.triggers, vec!["coronavirus", "R0"]);
         assert_eq!(s.boundary.unwrap().not_supported, vec!["medical advice"]);
         let lines: Vec<_> = p.diagnostics.iter().map(|d| (d.line, d.severity)).collect();
-        assert_eq!(lines, vec![(Some(4), Severity::Warning), (Some(7), Severity::Warning), (Some(8), Severity::Warning)]);
+        assert_eq!(
+            lines,
+            vec![(Some(4), Severity::Warning), (Some(7), Severity::Warning), (Some(8), Severity::Warning)]
+        );
     }
 
     #[test]

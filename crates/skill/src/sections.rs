@@ -19,10 +19,7 @@ const KEYWORDS: [(SectionKind, &[&str]); 5] = [
         SectionKind::Boundary,
         &["边界", "范围", "限制", "不支持", "boundary", "boundaries", "scope", "limitation", "limits"],
     ),
-    (
-        SectionKind::Examples,
-        &["示例", "例子", "案例", "样例", "例题", "example", "sample question", "samples"],
-    ),
+    (SectionKind::Examples, &["示例", "例子", "案例", "样例", "例题", "example", "sample question", "samples"]),
     (
         SectionKind::Triggers,
         &["触发", "关键词", "关键字", "trigger", "keyword", "when to use", "when it fires", "何时使用"],
@@ -30,8 +27,22 @@ const KEYWORDS: [(SectionKind, &[&str]); 5] = [
     (
         SectionKind::Instructions,
         &[
-            "核心逻辑", "逻辑", "指令", "指南", "步骤", "流程", "回答要求", "回答规则", "规则",
-            "instruction", "guideline", "how to answer", "workflow", "procedure", "rules", "logic",
+            "核心逻辑",
+            "逻辑",
+            "指令",
+            "指南",
+            "步骤",
+            "流程",
+            "回答要求",
+            "回答规则",
+            "规则",
+            "instruction",
+            "guideline",
+            "how to answer",
+            "workflow",
+            "procedure",
+            "rules",
+            "logic",
             "steps",
         ],
     ),
@@ -45,10 +56,7 @@ impl SectionKind {
     /// Classifies a heading by meaning; numbering ("2.", "二、", "Step 3:") and emoji are ignored.
     pub fn classify(heading: &str) -> Option<SectionKind> {
         let normalized = strip_numbering(heading).to_lowercase();
-        KEYWORDS
-            .iter()
-            .find(|(_, words)| words.iter().any(|w| normalized.contains(w)))
-            .map(|(kind, _)| *kind)
+        KEYWORDS.iter().find(|(_, words)| words.iter().any(|w| normalized.contains(w))).map(|(kind, _)| *kind)
     }
 }
 
@@ -80,7 +88,6 @@ pub struct Outline {
 /// Splits a Markdown body into sections at every heading (ATX or setext), ignoring
 /// `#` lines inside code blocks.
 pub fn outline(body: &str) -> Outline {
-
     // (level, text, heading start byte, content start byte)
     let mut headings: Vec<(u8, String, usize, usize)> = Vec::new();
     let mut current: Option<(u8, String, usize)> = None;
@@ -134,33 +141,24 @@ fn heading_level(level: HeadingLevel) -> u8 {
 
 /// Splits a keyword list written as `a、b、c`, `a, b; c`, or one item per line / bullet.
 pub fn split_list(text: &str) -> Vec<String> {
-    text.split(['、', ',', '，', ';', '；', '\n', '|', '/'])
-        .map(clean_item)
-        .filter(|s| !s.is_empty())
-        .collect()
+    text.split(['、', ',', '，', ';', '；', '\n', '|', '/']).map(clean_item).filter(|s| !s.is_empty()).collect()
 }
 
 /// Strips bullets, numbering, quotes and trailing full stops from one list item.
 pub fn clean_item(item: &str) -> String {
     let item = item.trim();
-    let item = item
-        .strip_prefix("- ")
-        .or_else(|| item.strip_prefix("* "))
-        .or_else(|| item.strip_prefix("+ "))
-        .unwrap_or(item);
+    let item =
+        item.strip_prefix("- ").or_else(|| item.strip_prefix("* ")).or_else(|| item.strip_prefix("+ ")).unwrap_or(item);
     let item = strip_ordinal(item);
-    item.trim()
-        .trim_matches(|c: char| "\"'“”‘’`「」『』".contains(c))
-        .trim_end_matches(['。', '.'])
-        .trim()
-        .to_string()
+    item.trim().trim_matches(|c: char| "\"'“”‘’`「」『』".contains(c)).trim_end_matches(['。', '.']).trim().to_string()
 }
 
 fn strip_ordinal(item: &str) -> &str {
     let digits = item.chars().take_while(|c| c.is_ascii_digit()).count();
     if digits > 0 {
         let rest = &item[digits..];
-        if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")).or_else(|| rest.strip_prefix('、')) {
+        if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")).or_else(|| rest.strip_prefix('、'))
+        {
             return r;
         }
     }
@@ -296,7 +294,9 @@ mod tests {
 
     #[test]
     fn parses_examples() {
-        let ex = parse_examples("- 试用期不签劳动合同违法吗？\n- Q: How do I reset? → Hold the button.\n1. 问：年假几天？\n");
+        let ex = parse_examples(
+            "- 试用期不签劳动合同违法吗？\n- Q: How do I reset? → Hold the button.\n1. 问：年假几天？\n",
+        );
         assert_eq!(ex, vec!["试用期不签劳动合同违法吗？", "How do I reset?", "年假几天？"]);
     }
 

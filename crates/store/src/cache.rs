@@ -53,7 +53,8 @@ impl EmbeddingCache {
         let valid_len = header + records * self.record_len();
         if valid_len < bytes.len() {
             // Drop a torn last record so that later appends stay aligned.
-            let truncated = std::fs::OpenOptions::new().write(true).open(&self.path).and_then(|f| f.set_len(valid_len as u64));
+            let truncated =
+                std::fs::OpenOptions::new().write(true).open(&self.path).and_then(|f| f.set_len(valid_len as u64));
             if truncated.is_err() {
                 let _ = std::fs::remove_file(&self.path);
                 return;

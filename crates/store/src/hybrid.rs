@@ -33,7 +33,9 @@ impl Mode {
 pub struct Params {
     /// Hits to return.
     pub k: usize,
-    /// Candidates taken from each list before fusion.
+    /// Candidates taken from each list before fusion; 0 means `k`. Fusing only the top `k` of each
+    /// list (Elasticsearch's `rank_window_size` default) keeps a chunk ranked first by one list
+    /// from being outvoted by chunks both lists merely rank in their tail.
     pub candidates: usize,
     /// The RRF constant: fused = Σ weight / (rrf_k + rank).
     pub rrf_k: f32,
@@ -49,7 +51,7 @@ impl Default for Params {
     fn default() -> Self {
         Params {
             k: 10,
-            candidates: 50,
+            candidates: 0,
             rrf_k: 60.0,
             bm25_weight: 1.0,
             dense_weight: 1.0,
@@ -63,8 +65,10 @@ impl Default for Params {
 #[derive(Debug, Clone, Default)]
 pub struct Query {
     pub terms: Vec<String>,
-    /// The question's embedding and the share of it the model could see.
-    pub vector: Option<(Vec<f32>, f32)>,
+    /// The question's embedding; `None` without a model, or when it was not worth computing.
+    pub vector: Option<Vec<f32>>,
+    /// Share of the question the embedding model can see (`None` without a model).
+    pub visibility: Option<f32>,
 }
 
 /// Hits plus what happened to each signal.
@@ -78,11 +82,17 @@ pub struct Retrieval {
 }
 
 /// Retrieves the best `params.k` chunks of one skill's index for `query`.
-pub fn search(index: &dyn SkillIndex, query: &Query, params: &Params, filter: &Filter) -> Result<Retrieval, StoreError> {
+pub fn search(
+    index: &dyn SkillIndex,
+    query: &Query,
+    params: &Params,
+    filter: &Filter,
+) -> Result<Retrieval, StoreError> {
     let mut out = Retrieval::default();
+    let window = if params.candidates == 0 { params.k } else { params.candidates.max(params.k) };
     let lexical = if params.mode != Mode::Dense && !query.terms.is_empty() {
         out.bm25_used = true;
-        index.lexical(&query.terms, params.candidates, filter)?
+        index.lexical(&query.terms, window, filter)?
     } else {
         Vec::new()
     };
@@ -93,7 +103,7 @@ pub fn search(index: &dyn SkillIndex, query: &Query, params: &Params, filter: &F
         match dense_gate(index, query, params) {
             Ok(vector) => {
                 out.dense_used = true;
-                index.dense(vector, params.candidates, filter)?
+                index.dense(vector, window, filter)?
             }
             Err(reason) => {
                 out.dense_skipped = Some(reason);
@@ -107,30 +117,27 @@ pub fn search(index: &dyn SkillIndex, query: &Query, params: &Params, filter: &F
 
 /// The question vector when the dense signal can be trusted, else why not.
 fn dense_gate<'q>(index: &dyn SkillIndex, query: &'q Query, params: &Params) -> Result<&'q [f32], String> {
-    let Some((vector, visibility)) = &query.vector else {
+    if query.vector.is_none() && query.visibility.is_none() {
         return Err("no embedding model configured".into());
-    };
+    }
     if index.meta().model_id.is_none() {
         return Err("the index was built without an embedding model".into());
     }
-    if params.mode == Mode::Dense {
-        return Ok(vector);
-    }
-    if *visibility < params.min_visibility {
-        return Err(format!(
-            "the embedding model sees only {:.0}% of the question (the rest is unknown tokens)",
-            visibility * 100.0
-        ));
-    }
-    if let Some(passages) = index.mean_visibility() {
-        if passages < params.min_visibility {
+    if params.mode != Mode::Dense {
+        if let Some(visibility) = query.visibility.filter(|v| *v < params.min_visibility) {
+            return Err(format!(
+                "the embedding model sees only {:.0}% of the question (the rest is unknown tokens)",
+                visibility * 100.0
+            ));
+        }
+        if let Some(passages) = index.mean_visibility().filter(|v| *v < params.min_visibility) {
             return Err(format!(
                 "the embedding model sees only {:.0}% of this skill's passages on average",
                 passages * 100.0
             ));
         }
     }
-    Ok(vector)
+    query.vector.as_deref().ok_or_else(|| "the question was not embedded".to_string())
 }
 
 /// Reciprocal Rank Fusion of the two lists; every hit keeps its score and rank in each.

@@ -53,11 +53,7 @@ impl IndexMeta {
         }
         if self.model_id != wanted.model_id {
             let name = |m: &Option<String>| m.clone().unwrap_or_else(|| "none (lexical only)".into());
-            return Some(format!(
-                "embedding model changed ({} → {})",
-                name(&self.model_id),
-                name(&wanted.model_id)
-            ));
+            return Some(format!("embedding model changed ({} → {})", name(&self.model_id), name(&wanted.model_id)));
         }
         if self.analyzer_version != wanted.analyzer_version {
             return Some("text analyzer changed".into());

@@ -51,7 +51,11 @@ pub fn tokens(text: &str) -> Vec<Token> {
             for token in jieba().cut_for_search(run, true) {
                 let word = token.word;
                 if word.chars().all(is_cjk) && !stopwords::is_chinese_stopword(word) {
-                    out.push(Token { term: word.to_string(), start: start + token.byte_start, end: start + token.byte_end });
+                    out.push(Token {
+                        term: word.to_string(),
+                        start: start + token.byte_start,
+                        end: start + token.byte_end,
+                    });
                 }
             }
         } else {

@@ -102,7 +102,12 @@ impl LexicalIndex {
     }
 
     /// BM25 top `limit` for the analyzed `terms`, optionally only within `allowed` sources.
-    pub fn search(&self, terms: &[String], limit: usize, allowed: Option<&HashSet<String>>) -> Result<Vec<Scored>, StoreError> {
+    pub fn search(
+        &self,
+        terms: &[String],
+        limit: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<Scored>, StoreError> {
         let mut seen = HashSet::new();
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()

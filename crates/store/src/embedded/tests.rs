@@ -52,12 +52,7 @@ fn terms(q: &str) -> Vec<String> {
 }
 
 fn sources(index: &dyn SkillIndex, q: &str) -> Vec<String> {
-    index
-        .lexical(&terms(q), 10, &Filter::none())
-        .unwrap()
-        .iter()
-        .map(|s| index.chunk(s.id).unwrap().source)
-        .collect()
+    index.lexical(&terms(q), 10, &Filter::none()).unwrap().iter().map(|s| index.chunk(s.id).unwrap().source).collect()
 }
 
 fn first_generation(store: &EmbeddedStore) {
@@ -68,7 +63,9 @@ fn first_generation(store: &EmbeddedStore) {
         new("faq.md", 0, "How do I reset my password? Open settings.", [0.6, 0.8]),
     ])
     .unwrap();
-    let m = w.commit(manifest(&[("a.md", DocType::General), ("b.md", DocType::General), ("faq.md", DocType::Faq)])).unwrap();
+    let m = w
+        .commit(manifest(&[("a.md", DocType::General), ("b.md", DocType::General), ("faq.md", DocType::Faq)]))
+        .unwrap();
     assert_eq!(m.generation, 1);
     assert_eq!(m.chunks, 3);
 }

@@ -125,7 +125,9 @@ fn remove_leftovers(skill_dir: &Path, current: u64) {
 impl IndexWriter for EmbeddedWriter {
     fn keep(&mut self, source: &str) -> Result<usize, StoreError> {
         let Some(prev) = &self.previous else {
-            return Err(StoreError::Invalid(format!("cannot keep `{source}`: there is no previous generation to keep it from")));
+            return Err(StoreError::Invalid(format!(
+                "cannot keep `{source}`: there is no previous generation to keep it from"
+            )));
         };
         if !self.kept.insert(source.to_string()) {
             return Ok(0);
@@ -157,7 +159,9 @@ impl IndexWriter for EmbeddedWriter {
                     self.vectors.visibility.push(new.visibility);
                 }
                 (Some(v), true) => return Err(StoreError::Dimension { expected: self.meta.dim, got: v.len() }),
-                (None, true) => return Err(StoreError::Invalid("this index stores vectors; the chunk has none".into())),
+                (None, true) => {
+                    return Err(StoreError::Invalid("this index stores vectors; the chunk has none".into()))
+                }
                 (_, false) => {}
             }
             // A changed file's old chunks leave the continued BM25 index before its new ones arrive
@@ -198,9 +202,8 @@ impl IndexWriter for EmbeddedWriter {
             vectors.write(&gen_dir.join("vectors.f32"), &gen_dir.join("visibility.f32"))?;
         }
         meta.chunks = chunks.len();
-        meta.created_at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
+        meta.created_at =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         write_json(&gen_dir.join("manifest.json"), &manifest)?;
         write_json(&gen_dir.join("meta.json"), &meta)?;
         sync_dir(&gen_dir)?;

@@ -1,0 +1,140 @@
+//! Command-line syntax. `--help` on any command explains it with an example.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "skillrag",
+    version,
+    about = "A local-first knowledge assistant built from skills.",
+    long_about = "A local-first knowledge assistant built from skills.\n\n\
+        Each skill is a folder with a SKILL.md (what it answers, when it fires, where its knowledge \
+        ends) and its own knowledge base. skillrag indexes every skill into a hybrid BM25 + vector \
+        index and retrieves inside the right skill.",
+    after_help = "Quick start:\n  skillrag init demo\n  skillrag -C demo index\n  skillrag -C demo search \"试用期最长多久\"\n\n\
+        Settings come from skillrag.toml, .env and SKILLRAG_* variables (e.g. SKILLRAG_EMBED_MODEL);\n\
+        flags override them."
+)]
+pub struct Cli {
+    /// Run as if started in DIR (the project folder), like `git -C`.
+    #[arg(short = 'C', long = "project", global = true, value_name = "DIR", default_value = ".")]
+    pub project: PathBuf,
+
+    /// Print machine-readable JSON on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Embedding model folder, or `none` for BM25 only (overrides SKILLRAG_EMBED_MODEL).
+    #[arg(long, global = true, value_name = "DIR|none")]
+    pub embed_model: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a project with skillrag.toml and three example skills.
+    #[command(after_help = "Example:\n  skillrag init my-assistant && skillrag -C my-assistant index")]
+    Init(InitArgs),
+    /// Create a new skill folder with a SKILL.md to fill in.
+    #[command(after_help = "Example:\n  skillrag new hr-policies")]
+    New(NewArgs),
+    /// Check every SKILL.md and knowledge folder; print `file:line: message`.
+    #[command(after_help = "Exits with status 1 when any error is found.")]
+    Lint(LintArgs),
+    /// Build or update the per-skill indexes (incremental; safe to interrupt).
+    #[command(after_help = "Examples:\n  skillrag index\n  skillrag index --skill labor-law --rebuild")]
+    Index(IndexArgs),
+    /// Retrieve chunks inside skills, with the BM25/dense/fused score of every hit.
+    #[command(
+        after_help = "Examples:\n  skillrag search \"试用期最长多久\" --skill labor-law\n  skillrag search \"reset the router\" --mode bm25 --k 3 --json"
+    )]
+    Search(SearchArgs),
+    /// List the skills: description, triggers, files, chunks and index freshness.
+    Skills,
+    /// List the documents of one skill's index with their chunk counts.
+    #[command(after_help = "Example:\n  skillrag sources labor-law")]
+    Sources(SourcesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// Folder to create the project in (relative to -C).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Write skillrag.toml even if one exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct NewArgs {
+    /// Skill name: lowercase letters, digits and hyphens (it becomes the folder name).
+    pub name: String,
+    /// One-sentence description of what the skill answers.
+    #[arg(long)]
+    pub description: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// Only these skills (folder names); default all.
+    pub skills: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct IndexArgs {
+    /// Only this skill (repeatable); default all.
+    #[arg(long = "skill", short = 's', value_name = "SKILL")]
+    pub skills: Vec<String>,
+    /// Re-chunk and re-embed everything instead of only what changed.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Chunk size in characters (overrides the configuration, not a skill's own setting).
+    #[arg(long, value_name = "CHARS")]
+    pub chunk_size: Option<usize>,
+    /// Chunk overlap in characters.
+    #[arg(long, value_name = "CHARS")]
+    pub chunk_overlap: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// The question or keywords.
+    pub query: String,
+    /// Search only this skill (repeatable); default every skill.
+    #[arg(long = "skill", short = 's', value_name = "SKILL")]
+    pub skills: Vec<String>,
+    /// Number of hits.
+    #[arg(long, short = 'k')]
+    pub k: Option<usize>,
+    /// Retrieval lists to use.
+    #[arg(long, value_parser = ["hybrid", "bm25", "dense"], default_value = "hybrid")]
+    pub mode: String,
+    /// Only sources matching this glob (relative to the skill folder), e.g. `knowledge/*-law-*.md`.
+    #[arg(long, value_name = "GLOB")]
+    pub source: Option<String>,
+    /// Only this document type: general, faq, legal, technical (repeatable).
+    #[arg(long = "doc-type", value_name = "TYPE")]
+    pub doc_types: Vec<String>,
+    /// Only sources under this folder of the skill, e.g. `knowledge/rules`.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub directory: Option<String>,
+    /// RRF weight of the BM25 list.
+    #[arg(long)]
+    pub bm25_weight: Option<f32>,
+    /// RRF weight of the dense list.
+    #[arg(long)]
+    pub dense_weight: Option<f32>,
+    /// Show whole chunks instead of a snippet.
+    #[arg(long)]
+    pub full: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SourcesArgs {
+    /// The skill.
+    pub skill: String,
+}

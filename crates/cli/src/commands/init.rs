@@ -1,0 +1,113 @@
+//! `skillrag init` and `skillrag new`
+
+use super::open_project;
+use crate::cli::{Cli, InitArgs, NewArgs};
+use anyhow::{bail, Context, Result};
+use include_dir::{include_dir, Dir};
+use skillrag_engine::config::{self, CONFIG_FILE};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The example skills written by `skillrag init`.
+static TEMPLATE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/template");
+
+pub fn init(cli: &Cli, args: &InitArgs) -> Result<ExitCode> {
+    let dir = cli.project.join(&args.dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let config_path = dir.join(CONFIG_FILE);
+    if config_path.exists() && !args.force {
+        bail!("{} already exists (use --force to overwrite it; skills are never overwritten)", config_path.display());
+    }
+    let model = match &cli.embed_model {
+        Some(m) if m.eq_ignore_ascii_case("none") => None,
+        Some(m) => Some(std::path::PathBuf::from(m)),
+        None => skillrag_embed::installed_minilm(),
+    };
+    std::fs::write(&config_path, config::template(model.as_deref()))?;
+    let gitignore = dir.join(".gitignore");
+    if !gitignore.exists() {
+        std::fs::write(&gitignore, ".skillrag/\n.env\n")?;
+    }
+
+    let mut created = Vec::new();
+    let skills = TEMPLATE.get_dir("skills").context("template has no skills folder")?;
+    for skill in skills.dirs() {
+        let name = skill.path().file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let target = dir.join("skills").join(name);
+        if target.exists() {
+            eprintln!("skills/{name} exists; left as it is");
+            continue;
+        }
+        extract(skill, &dir)?;
+        created.push(name.to_string());
+    }
+    eprintln!("created {} with {} example skill(s): {}", dir.display(), created.len(), created.join(", "));
+    match &model {
+        Some(m) => eprintln!("embedding model: {}", m.display()),
+        None => eprintln!(
+            "no embedding model found: retrieval is BM25 only until you set [embed] model in {CONFIG_FILE} \
+             (scripts/setup-model installs all-MiniLM-L6-v2)"
+        ),
+    }
+    let c = if args.dir == Path::new(".") { String::new() } else { format!(" -C {}", dir.display()) };
+    eprintln!("next:\n  skillrag{c} index\n  skillrag{c} search \"试用期最长可以约定多久？\"");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn extract(dir: &Dir<'_>, root: &Path) -> Result<()> {
+    for file in dir.files() {
+        let path = root.join(file.path());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, file.contents()).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    for sub in dir.dirs() {
+        extract(sub, root)?;
+    }
+    Ok(())
+}
+
+pub fn new_skill(cli: &Cli, args: &NewArgs) -> Result<ExitCode> {
+    let name = args.name.trim();
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if !valid {
+        bail!("skill name `{name}` must be lowercase letters, digits and single hyphens, at most 64 characters (e.g. `hr-policies`)");
+    }
+    let root = match open_project(cli) {
+        Ok(p) => p.config.skill_roots(&p.root).into_iter().next().unwrap_or_else(|| p.root.join("skills")),
+        Err(_) => cli.project.join("skills"),
+    };
+    let dir = root.join(name);
+    if dir.exists() {
+        bail!("{} already exists", dir.display());
+    }
+    std::fs::create_dir_all(dir.join("knowledge"))?;
+    let description =
+        args.description.clone().unwrap_or_else(|| "Say in one or two sentences what this skill answers.".into());
+    let title = name.split('-').map(capitalize).collect::<Vec<_>>().join(" ");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: {description}\nmetadata:\n  triggers: first keyword, second keyword\n---\n\
+             # {title}\n\n## Boundary\n\nSupports: the questions this knowledge answers.\n\
+             Does not support: what it must refuse.\n\n## Examples\n\n- A question this skill should answer?\n\n\
+             ## Instructions\n\nAnswer only from the retrieved knowledge and cite it as [n].\n"
+        ),
+    )?;
+    eprintln!(
+        "created {}: edit SKILL.md, put documents in knowledge/, then run `skillrag index --skill {name}`",
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn capitalize(word: &str) -> String {
+    let mut c = word.chars();
+    c.next().map_or_else(String::new, |f| f.to_uppercase().collect::<String>() + c.as_str())
+}

@@ -1,0 +1,60 @@
+//! One module per command. Each takes parsed arguments and an opened project or engine,
+//! prints human output or JSON, and returns the exit code.
+
+mod index;
+mod init;
+mod lint;
+mod search;
+mod skills;
+
+use crate::cli::{Cli, Command};
+use anyhow::Result;
+use skillrag_engine::{Engine, Project};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match &cli.command {
+        Command::Init(args) => init::init(&cli, args),
+        Command::New(args) => init::new_skill(&cli, args),
+        Command::Lint(args) => lint::lint(&cli, args),
+        Command::Index(args) => index::index(&cli, args),
+        Command::Search(args) => search::search(&cli, args),
+        Command::Skills => skills::skills(&cli),
+        Command::Sources(args) => skills::sources(&cli, args),
+    }
+}
+
+/// The process environment (variables that are valid UTF-8).
+fn environment() -> BTreeMap<String, String> {
+    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
+}
+
+/// Opens the project in `-C DIR`, with global flags applied over the configuration.
+pub fn open_project(cli: &Cli) -> Result<Project> {
+    let mut project = Project::open(&cli.project, &environment())?;
+    if let Some(model) = &cli.embed_model {
+        project.config.embed.model = model.clone();
+    }
+    for w in &project.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(project)
+}
+
+/// Opens the engine and says once, on stderr, when retrieval is lexical-only.
+pub fn open_engine(project: Project) -> Result<Engine> {
+    let engine = Engine::open(project)?;
+    if engine.model().is_none() {
+        eprintln!(
+            "note: no embedding model configured; using BM25 only (set SKILLRAG_EMBED_MODEL or [embed] model in skillrag.toml)"
+        );
+    }
+    Ok(engine)
+}
+
+/// Prints a value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! `skillrag skills` and `skillrag sources`
+
+use super::{open_project, print_json};
+use crate::cli::{Cli, SourcesArgs};
+use crate::output::{human_bytes, truncate, Table};
+use anyhow::Result;
+use skillrag_engine::Freshness;
+use std::process::ExitCode;
+
+pub fn skills(cli: &Cli) -> Result<ExitCode> {
+    let engine = skillrag_engine::Engine::open(open_project(cli)?)?;
+    for d in &engine.discovery.diagnostics {
+        if d.is_error() {
+            eprintln!("{d}");
+        }
+    }
+    let status = engine.status()?;
+    if cli.json {
+        print_json(&status)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if status.is_empty() {
+        println!("no skills (add one with `skillrag new NAME`)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["SKILL", "FILES", "CHUNKS", "SIZE", "INDEX", "TRIGGERS", "DESCRIPTION"]);
+    for s in &status {
+        let index = match &s.index {
+            Freshness::Fresh => "fresh".to_string(),
+            Freshness::Stale(reason) => format!("stale: {}", truncate(reason, 40)),
+            Freshness::NotIndexed => "not indexed".to_string(),
+        };
+        table.row(vec![
+            s.skill.clone(),
+            s.files.to_string(),
+            s.chunks.to_string(),
+            s.size_bytes.map(human_bytes).unwrap_or_else(|| "-".into()),
+            index,
+            truncate(&s.triggers.join(", "), 30),
+            truncate(&s.description, 50),
+        ]);
+    }
+    table.print();
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn sources(cli: &Cli, args: &SourcesArgs) -> Result<ExitCode> {
+    let engine = skillrag_engine::Engine::open(open_project(cli)?)?;
+    let sources = engine.sources(&args.skill)?;
+    if cli.json {
+        print_json(&sources)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["SOURCE", "CHUNKS", "TYPE", "TIER", "SIZE", "ENCODING", "TITLE"]);
+    for s in &sources {
+        table.row(vec![
+            s.source.clone(),
+            s.chunks.to_string(),
+            s.doc_type.clone(),
+            s.tier.clone(),
+            human_bytes(s.size),
+            s.encoding.clone(),
+            truncate(&s.title, 40),
+        ]);
+    }
+    table.print();
+    let chunks: usize = sources.iter().map(|s| s.chunks).sum();
+    eprintln!("{} document(s), {chunks} chunk(s)", sources.len());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,91 @@
+//! Progress bars for `skillrag index` (indicatif), with plain lines when stderr is not a terminal.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use skillrag_core::Diagnostic;
+use skillrag_engine::{Progress, SkillReport};
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+pub struct Bars {
+    multi: MultiProgress,
+    bar: Mutex<Option<ProgressBar>>,
+    tty: bool,
+}
+
+impl Bars {
+    pub fn new() -> Bars {
+        let tty = std::io::stderr().is_terminal();
+        let target = if tty { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        Bars { multi: MultiProgress::with_draw_target(target), bar: Mutex::new(None), tty }
+    }
+
+    fn println(&self, line: &str) {
+        if self.tty {
+            let _ = self.multi.println(line);
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    fn replace_bar(&self, bar: Option<ProgressBar>) {
+        let mut slot = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = slot.take() {
+            old.finish_and_clear();
+            self.multi.remove(&old);
+        }
+        *slot = bar.map(|b| self.multi.add(b));
+    }
+
+    fn inc(&self, n: usize) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            bar.inc(n as u64);
+        }
+    }
+
+    fn bar(skill: &str, len: usize, what: &str) -> ProgressBar {
+        let style = ProgressStyle::with_template(&format!(
+            "{{prefix:>20.bold}} {what:<9} [{{bar:32.cyan/blue}}] {{pos}}/{{len}} {{per_sec}} eta {{eta}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        ProgressBar::new(len as u64).with_style(style).with_prefix(skill.to_string())
+    }
+}
+
+impl Progress for Bars {
+    fn skill_started(&self, skill: &str, files: usize) {
+        self.replace_bar(Some(Self::bar(skill, files, "files")));
+    }
+
+    fn file_done(&self, _skill: &str, _source: &str) {
+        self.inc(1);
+    }
+
+    fn embed_started(&self, skill: &str, texts: usize) {
+        self.replace_bar(Some(Self::bar(skill, texts, "embedding")));
+    }
+
+    fn embedded(&self, _skill: &str, texts: usize) {
+        self.inc(texts);
+    }
+
+    fn skill_finished(&self, r: &SkillReport) {
+        self.replace_bar(None);
+        let what = match r.generation {
+            None => "up to date".to_string(),
+            Some(g) => format!(
+                "generation {g}: {} changed, {} unchanged, {} deleted, {} chunks new ({} embedded, {} from cache)",
+                r.files_changed, r.files_unchanged, r.files_deleted, r.chunks_new, r.embedded, r.cache_hits
+            ),
+        };
+        self.println(&format!("{:>20} {} files, {} chunks — {what} ({:.1} s)", r.skill, r.files, r.chunks, r.seconds));
+    }
+
+    fn diagnostic(&self, d: &Diagnostic) {
+        self.println(&d.to_string());
+    }
+
+    fn note(&self, message: &str) {
+        self.println(&format!("note: {message}"));
+    }
+}

@@ -1,0 +1,280 @@
+//! End-to-end tests of the real `skillrag` binary on real files with the real embedding model
+//! (all-MiniLM-L6-v2, installed by `scripts/setup-model`; `scripts/test` runs it first).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn model() -> PathBuf {
+    std::env::var_os("SKILLRAG_TEST_EMBED_MODEL")
+        .map(PathBuf::from)
+        .or_else(skillrag_embed::installed_minilm)
+        .expect("all-MiniLM-L6-v2 is not installed: run scripts/setup-model (scripts/test does)")
+}
+
+fn skillrag(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillrag"));
+    cmd.arg("-C").arg(dir).args(args);
+    // The tests decide the model; nothing leaks in from the developer's environment.
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("SKILLRAG_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("SKILLRAG_EMBED_MODEL", model());
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    let out = skillrag(dir, args).output().expect("run skillrag");
+    assert!(
+        out.status.success(),
+        "skillrag {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let out = run(dir, &with_json);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: invalid JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `skillrag init` into a temp folder, which is returned.
+fn demo() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    run(tmp.path(), &["init"]);
+    tmp
+}
+
+#[test]
+fn quick_start_on_the_bundled_example() {
+    let tmp = demo();
+    let dir = tmp.path();
+    assert!(dir.join("skillrag.toml").is_file());
+    assert!(dir.join("skills/labor-law/SKILL.md").is_file());
+
+    let lint = run(dir, &["lint"]);
+    assert!(stderr(&lint).contains("3 skill(s) loaded; 0 error(s)"), "{}", stderr(&lint));
+
+    let report = json(dir, &["index"]);
+    let skills = report["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), 3);
+    for s in skills {
+        assert!(s["chunks"].as_u64().unwrap() > 0, "{s}");
+        assert_eq!(s["generation"], 1);
+    }
+
+    // Chinese question → the labour-law statute on probation (第十九条).
+    let result = json(dir, &["search", "劳动合同期限两年的，试用期最长多久？", "--skill", "labor-law", "-k", "3"]);
+    let top = &result["hits"][0];
+    assert_eq!(top["skill"], "labor-law");
+    assert!(top["text"].as_str().unwrap().contains("第十九条"), "{top}");
+    for field in ["source", "heading", "ordinal", "text"] {
+        assert!(!top[field].is_null(), "hit lacks {field}: {top}");
+    }
+    let scores = &top["scores"];
+    assert!(scores["bm25"].is_number() && scores["fused"].is_number() && scores["rerank"].is_null(), "{scores}");
+
+    // English question → the router FAQ, with both lists fused.
+    let result = json(dir, &["search", "How do I factory reset the router?", "--skill", "router-faq", "-k", "3"]);
+    let top = &result["hits"][0];
+    assert!(top["heading"].as_str().unwrap().ends_with("Factory reset"), "{top}");
+    let hits = result["hits"].as_array().unwrap();
+    assert!(hits.iter().any(|h| h["text"].as_str().unwrap().contains("reset pin")), "{result}");
+    assert!(hits.iter().any(|h| h["scores"]["dense"].is_number()), "English should use the dense signal: {result}");
+    assert_eq!(result["skills"][0]["dense_used"], true);
+
+    // The GBK file of the headings-only skill was decoded.
+    let sources = json(dir, &["sources", "tea-brewing"]);
+    let gbk = sources.as_array().unwrap().iter().find(|s| s["source"] == "references/pu-erh.txt").unwrap();
+    assert_eq!(gbk["encoding"], "GBK");
+    let result = json(dir, &["search", "普洱熟茶 洗茶", "--skill", "tea-brewing", "--mode", "bm25", "-k", "1"]);
+    assert_eq!(result["hits"][0]["source"], "references/pu-erh.txt");
+
+    let skills = json(dir, &["skills"]);
+    assert!(skills.as_array().unwrap().iter().all(|s| s["index"]["state"] == "fresh"), "{skills}");
+
+    // Human output prints the score breakdown.
+    let out = run(dir, &["search", "试用期工资", "--skill", "labor-law", "-k", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("fused") && text.contains("bm25"), "{text}");
+}
+
+#[test]
+fn filters_and_modes() {
+    let tmp = demo();
+    let dir = tmp.path();
+    run(dir, &["index"]);
+    let result = json(dir, &["search", "warranty", "--skill", "router-faq", "--dir", "knowledge/rules"]);
+    let hits = result["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h["source"].as_str().unwrap().starts_with("knowledge/rules/")), "{result}");
+    assert!(hits.iter().all(|h| h["tier"] == "rules"));
+
+    let result = json(dir, &["search", "LED colours", "--skill", "router-faq", "--source", "knowledge/t*.md"]);
+    assert!(
+        result["hits"].as_array().unwrap().iter().all(|h| h["source"] == "knowledge/troubleshooting.md"),
+        "{result}"
+    );
+
+    let dense = json(dir, &["search", "LED colours", "--skill", "router-faq", "--mode", "dense"]);
+    assert!(dense["hits"].as_array().unwrap().iter().all(|h| h["scores"]["bm25"].is_null()));
+    let bm25 = json(dir, &["search", "LED colours", "--skill", "router-faq", "--mode", "bm25"]);
+    assert!(bm25["hits"].as_array().unwrap().iter().all(|h| h["scores"]["dense"].is_null()));
+}
+
+#[test]
+fn incremental_index_and_model_change() {
+    let tmp = demo();
+    let dir = tmp.path();
+    run(dir, &["index"]);
+    let again = json(dir, &["index"]);
+    assert!(again["skills"].as_array().unwrap().iter().all(|s| s["generation"].is_null()), "nothing changed: {again}");
+
+    std::fs::write(
+        dir.join("skills/router-faq/knowledge/faq.md"),
+        "# FAQ\n\n## Does it support Wi-Fi 7?\n\nNo. The Nimbus AX3000 supports Wi-Fi 6 (802.11ax).\n",
+    )
+    .unwrap();
+    let report = json(dir, &["index", "--skill", "router-faq"]);
+    let s = &report["skills"][0];
+    assert_eq!((s["files_changed"].as_u64(), s["files_unchanged"].as_u64()), (Some(1), Some(4)), "{s}");
+    assert_eq!(s["embedded"], 1);
+
+    // Switching to BM25 only is a settings change: reported stale, then rebuilt with the reason.
+    let out = skillrag(dir, &["skills", "--json"]).env("SKILLRAG_EMBED_MODEL", "none").output().unwrap();
+    let skills: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(skills[0]["index"]["reason"].as_str().unwrap().contains("embedding model changed"), "{skills}");
+    let out = skillrag(dir, &["index"]).env("SKILLRAG_EMBED_MODEL", "none").output().unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("rebuilding, embedding model changed"), "{err}");
+    assert_eq!(err.matches("no embedding model configured").count(), 1, "said once: {err}");
+}
+
+#[test]
+fn lint_reports_file_and_line_and_fails() {
+    let tmp = demo();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("skills/broken")).unwrap();
+    std::fs::write(dir.join("skills/broken/SKILL.md"), "---\nname: broken\ndescription: [oops\n---\n").unwrap();
+    let out = skillrag(dir, &["lint"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("skills/broken/SKILL.md:3: error: malformed YAML frontmatter"), "{text}");
+    // The broken skill does not stop the others from indexing.
+    let report = json(dir, &["index"]);
+    assert_eq!(report["skills"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = skillrag(tmp.path(), &["search", "x"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("is not a skillrag project"), "{}", stderr(&out));
+
+    let tmp = demo();
+    let out = skillrag(tmp.path(), &["search", "x", "--skill", "labor-law"]).output().unwrap();
+    assert!(stderr(&out).contains("run `skillrag index --skill labor-law`"), "{}", stderr(&out));
+    let out = skillrag(tmp.path(), &["search", "x", "--skill", "nope"]).output().unwrap();
+    assert!(stderr(&out).contains("unknown skill `nope`"), "{}", stderr(&out));
+    let out = skillrag(tmp.path(), &["index"]).env("SKILLRAG_INDEX_CHUNK_SIZE", "lots").output().unwrap();
+    assert!(stderr(&out).contains("SKILLRAG_INDEX_CHUNK_SIZE=lots"), "{}", stderr(&out));
+    let out = skillrag(tmp.path(), &["index"]).env("SKILLRAG_EMBED_MODEL", "/no/such/model").output().unwrap();
+    assert!(stderr(&out).contains("/no/such/model"), "{}", stderr(&out));
+}
+
+#[test]
+fn new_skill_scaffold_lints_clean() {
+    let tmp = demo();
+    let dir = tmp.path();
+    run(dir, &["new", "hr-policies", "--description", "Company HR policies."]);
+    let out = run(dir, &["lint", "hr-policies"]);
+    assert!(stderr(&out).contains("0 error(s)"), "{}", stderr(&out));
+    let bad = skillrag(dir, &["new", "HR Policies"]).output().unwrap();
+    assert!(!bad.status.success());
+}
+
+/// Writes `n` English documents of about 2 KB each under `skills/big/knowledge/`.
+fn big_skill(dir: &Path, first: usize, n: usize) {
+    let k = dir.join("skills/big/knowledge");
+    std::fs::create_dir_all(&k).unwrap();
+    std::fs::write(
+        dir.join("skills/big/SKILL.md"),
+        "---\nname: big\ndescription: Many generated reports.\n---\n# Big\n",
+    )
+    .unwrap();
+    for i in first..first + n {
+        let body: String = (0..12)
+            .map(|j| {
+                format!(
+                    "Report station{i:04} paragraph {j}: the station measured {} millimetres of rain and {} hours of sunshine.\n\n",
+                    i * 7 + j,
+                    j * 3 + i % 5
+                )
+            })
+            .collect();
+        std::fs::write(k.join(format!("report-{i:04}.md")), format!("# Weather report {i}\n\n{body}")).unwrap();
+    }
+}
+
+/// `kill -9` of a real `skillrag index` at several moments never leaves the project without a
+/// searchable index: the previous generation keeps serving, and the next run completes.
+#[test]
+fn killed_index_leaves_previous_generation_searchable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("skillrag.toml"), "skills = [\"skills\"]\n").unwrap();
+    big_skill(dir, 0, 2);
+    run(dir, &["index"]);
+    let search = |dir: &Path| json(dir, &["search", "station0001", "--skill", "big", "--mode", "bm25", "-k", "1"]);
+    assert_eq!(search(dir)["hits"][0]["source"], "knowledge/report-0001.md");
+
+    // Enough new text to keep the model busy for many seconds.
+    big_skill(dir, 2, 60);
+    let gen2 = dir.join(".skillrag/index/big/gen-00000002");
+    for delay_ms in [0u64, 150, 400, 900, 1600, 7000] {
+        let mut child = skillrag(dir, &["index"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let started = Instant::now();
+        // Kill after the delay, or as soon as the new generation is being written.
+        while started.elapsed() < Duration::from_millis(delay_ms) || (delay_ms == 0 && !gen2.exists()) {
+            if started.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let finished_early = child.try_wait().unwrap().is_some();
+        child.kill().ok(); // SIGKILL
+        child.wait().unwrap();
+        assert!(!finished_early, "index finished before the kill at {delay_ms} ms; make the test data bigger");
+        // The last good generation still answers.
+        let result = search(dir);
+        assert_eq!(result["hits"][0]["source"], "knowledge/report-0001.md", "after kill at {delay_ms} ms: {result}");
+        let skills = json(dir, &["skills"]);
+        assert_eq!(skills[0]["generation"], 1, "{skills}");
+    }
+    // A complete run afterwards publishes the new generation (embeddings done before the kills are reused).
+    let report = json(dir, &["index"]);
+    assert_eq!(report["skills"][0]["generation"], 2, "{report}");
+    assert!(report["skills"][0]["cache_hits"].as_u64().unwrap() > 0, "{report}");
+    let result = json(dir, &["search", "station0040", "--skill", "big", "--mode", "bm25", "-k", "1"]);
+    assert_eq!(result["hits"][0]["source"], "knowledge/report-0040.md");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.join(".skillrag/index/big"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("gen-"))
+        .collect();
+    assert!(leftovers.len() <= 2, "old generations are cleaned up: {leftovers:?}");
+}
