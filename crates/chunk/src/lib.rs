@@ -17,7 +17,7 @@ use std::ops::Range;
 
 /// Bumped whenever chunk boundaries change for the same input and settings; indexes chunked
 /// by another version are re-chunked.
-pub const CHUNKER_VERSION: u32 = 1;
+pub const CHUNKER_VERSION: u32 = 2;
 
 /// Chunk size and overlap, in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +65,12 @@ pub struct Piece {
     pub text: String,
     /// Character (not byte) span in the input text.
     pub span: (usize, usize),
+}
+
+/// Splits text into sentences (at `。！？；.!?;` and line breaks), each with its byte offset;
+/// the same boundaries the chunker uses.
+pub fn sentences(text: &str) -> Vec<(usize, &str)> {
+    split::sentences(text)
 }
 
 /// Chunks a Markdown document.

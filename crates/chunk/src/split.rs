@@ -215,10 +215,16 @@ fn sentence_cuts(text: &str, range: &Range<usize>) -> Vec<Range<usize>> {
 fn sentence_ends(s: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let mut chars = s.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
+    while let Some((i, c)) = chars.next() {
         let is_cjk_end = CJK_TERMINATORS.contains(&c) && !c.is_ascii();
         let is_ascii_end = ASCII_TERMINATORS.contains(&c);
         if !(is_cjk_end || is_ascii_end) {
+            continue;
+        }
+        // "1. " at the start of a line numbers a list item; it ends nothing.
+        let line_start = s[..i].rfind('\n').map_or(0, |p| p + 1);
+        let before = s[line_start..i].trim_start();
+        if c == '.' && !before.is_empty() && before.chars().all(|d| d.is_ascii_digit()) {
             continue;
         }
         // Swallow repeated terminators and closing marks: `！？」`, `..."`.
@@ -246,6 +252,55 @@ fn sentence_ends(s: &str) -> Vec<usize> {
         out.push(chars.peek().map_or(s.len(), |&(i, _)| i));
     }
     out
+}
+
+/// Sentences of `text` with their byte offsets, cut after sentence ends and at line breaks that
+/// start a new block (blank line, list item, heading, table row, quote) — a hard-wrapped line of
+/// prose continues its sentence. Surrounding whitespace trimmed, empty pieces dropped.
+pub fn sentences(text: &str) -> Vec<(usize, &str)> {
+    let mut cuts: Vec<usize> = sentence_ends(text);
+    cuts.extend(
+        text.match_indices('\n')
+            .map(|(i, _)| i + 1)
+            .filter(|&i| starts_block(&text[i..]) || ends_line_block(&text[..i])),
+    );
+    cuts.push(text.len());
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in cuts {
+        if end <= start {
+            continue;
+        }
+        let piece = &text[start..end];
+        let lead = piece.len() - piece.trim_start().len();
+        let trimmed = piece.trim();
+        if !trimmed.is_empty() {
+            out.push((start + lead, trimmed));
+        }
+        start = end;
+    }
+    out
+}
+
+/// A line that begins a new block rather than continuing the previous line.
+fn starts_block(line: &str) -> bool {
+    let t = line.trim_start_matches([' ', '\t']);
+    if t.is_empty() || t.starts_with('\n') {
+        return true;
+    }
+    if t.starts_with(['-', '*', '+', '#', '|', '>', '•']) {
+        return true;
+    }
+    let digits = t.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && t[digits..].starts_with(['.', '、', ')', '）'])
+}
+
+/// The line before ends a block of its own (a label such as "步骤：" or a table row).
+fn ends_line_block(before: &str) -> bool {
+    let last = before.trim_end_matches('\n').trim_end();
+    last.ends_with(['：', ':', '|'])
 }
 
 fn is_cjk_char(c: char) -> bool {

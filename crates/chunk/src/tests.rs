@@ -209,3 +209,39 @@ fn config_validation() {
     assert_eq!(cfg(8, 0).validate(), Err(ConfigError::SizeTooSmall(8)));
     assert!(cfg(100, 60).validate().is_err());
 }
+
+#[test]
+fn sentences_with_offsets() {
+    let text = "第十九条 劳动合同期限三个月以上不满一年的，试用期不得超过一个月。同一用人单位只能约定一次试用期。\nNew line. R0 was 2.5 here.";
+    let s = sentences(text);
+    let texts: Vec<&str> = s.iter().map(|(_, t)| *t).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "第十九条 劳动合同期限三个月以上不满一年的，试用期不得超过一个月。",
+            "同一用人单位只能约定一次试用期。",
+            "New line.",
+            "R0 was 2.5 here."
+        ]
+    );
+    for (offset, t) in s {
+        assert_eq!(&text[offset..offset + t.len()], t);
+    }
+}
+
+#[test]
+fn sentences_join_wrapped_lines_but_not_list_items() {
+    let text = "A factory reset erases all settings, including the\nWi-Fi name. It takes two minutes.\n\n1. Leave it on.\n2. Hold the pin\nfor 10 seconds.\n- **水温**：80–85°C\n- 投茶量：3 克";
+    let texts: Vec<&str> = sentences(text).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "A factory reset erases all settings, including the\nWi-Fi name.",
+            "It takes two minutes.",
+            "1. Leave it on.",
+            "2. Hold the pin\nfor 10 seconds.",
+            "- **水温**：80–85°C",
+            "- 投茶量：3 克"
+        ]
+    );
+}

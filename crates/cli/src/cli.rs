@@ -57,6 +57,30 @@ pub enum Command {
     /// List the documents of one skill's index with their chunk counts.
     #[command(after_help = "Example:\n  skillrag sources labor-law")]
     Sources(SourcesArgs),
+    /// Answer one question: routed, retrieved, cited — or refused with a reason.
+    #[command(
+        after_help = "Examples:\n  skillrag ask \"试用期最长可以约定多久？\"\n  skillrag ask \"How do I reset the router?\" --json"
+    )]
+    Ask(AskArgs),
+    /// Chat in a loop; follow-ups such as "那试用期呢？" keep the previous skill and key terms.
+    #[command(after_help = "Type /help inside the chat for its commands.")]
+    Chat(ChatArgs),
+    /// Answer JSONL questions from stdin ({"id": "...", "query": "..."}), one JSON answer per line, in order.
+    #[command(after_help = "Example:\n  echo '{\"id\": \"1\", \"query\": \"年休假有几天？\"}' | skillrag batch")]
+    Batch(BatchArgs),
+    /// Show the dispatcher's decision and every signal for every skill.
+    #[command(after_help = "Example:\n  skillrag route \"试用期不签劳动合同违法吗？\"")]
+    Route(RouteArgs),
+    /// Fit the router from the skills' examples (and an optional labelled file); print accuracy and calibration.
+    #[command(
+        after_help = "The labelled file holds JSON lines {\"query\": \"...\", \"skill\": \"labor-law\" | null}.\nNever tune on the questions you evaluate on."
+    )]
+    Tune(TuneArgs),
+    /// Evaluate on a benchmark folder (skills/ + queries.jsonl): routing, hit@k, refusals, latency.
+    #[command(
+        after_help = "Example:\n  skillrag eval ../shared/bench/dev --compare bench/results/peer-dev.jsonl=seed-pipeline"
+    )]
+    Eval(EvalArgs),
 }
 
 #[derive(Args, Debug)]
@@ -137,4 +161,58 @@ pub struct SearchArgs {
 pub struct SourcesArgs {
     /// The skill.
     pub skill: String,
+}
+
+#[derive(Args, Debug)]
+pub struct AskArgs {
+    /// The question.
+    pub query: String,
+    /// Answer from this skill only (skips routing).
+    #[arg(long, short = 's')]
+    pub skill: Option<String>,
+    /// Also print the retrieved hits with their scores.
+    #[arg(long)]
+    pub hits: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ChatArgs {
+    /// Start with this skill fixed (change with /skill NAME, back to routing with /auto).
+    #[arg(long, short = 's')]
+    pub skill: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct BatchArgs {
+    /// Answer every question from this skill only.
+    #[arg(long, short = 's')]
+    pub skill: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RouteArgs {
+    /// The question.
+    pub query: String,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// Labelled questions to fit on as well (JSON lines with "query" and "skill").
+    #[arg(long, value_name = "FILE")]
+    pub labelled: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// Benchmark folder with skills/ and queries.jsonl.
+    pub bench: PathBuf,
+    /// Where to write report.md, report.json, chart.svg and answers.jsonl (default: .skillrag/eval/<bench>/report).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Score this answers file (JSONL in the answer format) side by side: FILE or FILE=NAME (repeatable).
+    #[arg(long, value_name = "FILE[=NAME]")]
+    pub compare: Vec<String>,
+    /// Only the first N questions (for a quick look).
+    #[arg(long)]
+    pub limit: Option<usize>,
 }

@@ -1,60 +1,13 @@
 //! End-to-end tests of the real `skillrag` binary on real files with the real embedding model
 //! (all-MiniLM-L6-v2, installed by `scripts/setup-model`; `scripts/test` runs it first).
 
+mod common;
+
+use common::{demo, json, run, skillrag, stderr};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn model() -> PathBuf {
-    std::env::var_os("SKILLRAG_TEST_EMBED_MODEL")
-        .map(PathBuf::from)
-        .or_else(skillrag_embed::installed_minilm)
-        .expect("all-MiniLM-L6-v2 is not installed: run scripts/setup-model (scripts/test does)")
-}
-
-fn skillrag(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillrag"));
-    cmd.arg("-C").arg(dir).args(args);
-    // The tests decide the model; nothing leaks in from the developer's environment.
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("SKILLRAG_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("SKILLRAG_EMBED_MODEL", model());
-    cmd
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    let out = skillrag(dir, args).output().expect("run skillrag");
-    assert!(
-        out.status.success(),
-        "skillrag {args:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
-}
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let mut with_json = args.to_vec();
-    with_json.push("--json");
-    let out = run(dir, &with_json);
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: invalid JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `skillrag init` into a temp folder, which is returned.
-fn demo() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    run(tmp.path(), &["init"]);
-    tmp
-}
 
 #[test]
 fn quick_start_on_the_bundled_example() {

@@ -28,10 +28,17 @@ pub struct Hit {
     pub ordinal: u32,
     pub text: String,
     pub scores: HitScores,
+    // Extensions of the contract; optional when reading answers produced elsewhere.
+    #[serde(default)]
     pub ranks: HitRanks,
+    #[serde(default)]
     pub chunk_id: ChunkId,
+    #[serde(default)]
     pub title: String,
+    #[serde(default)]
     pub span: (usize, usize),
+    #[serde(default)]
     pub doc_type: DocType,
+    #[serde(default)]
     pub tier: Tier,
 }

@@ -22,6 +22,7 @@ pub struct Config {
     pub index: IndexConfig,
     pub embed: EmbedConfig,
     pub retrieval: RetrievalConfig,
+    pub ask: AskConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,6 +62,40 @@ pub struct RetrievalConfig {
     pub min_visibility: f32,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AskConfig {
+    /// Hits returned with an answer (and used for hit@k in `eval`).
+    pub hits: usize,
+    /// Chunks that go into the context (a skill's `top_k` overrides).
+    pub context_k: usize,
+    /// Context budget in characters (without an LLM tokenizer).
+    pub context_chars: usize,
+    /// At most this many chunks of one source in the context.
+    pub per_source: usize,
+    /// Retrieval attempts in total: the question, then at most two reformulations.
+    pub max_attempts: usize,
+    /// Append one JSON line per question to this file (relative to the project); empty = off.
+    pub trace: String,
+    /// How much worse refusing an answerable question is than answering an unanswerable one;
+    /// weighs the two errors when the evidence threshold is fitted.
+    pub refusal_cost: f32,
+}
+
+impl Default for AskConfig {
+    fn default() -> Self {
+        AskConfig {
+            hits: 10,
+            context_k: 5,
+            context_chars: 4000,
+            per_source: 2,
+            max_attempts: 3,
+            trace: String::new(),
+            refusal_cost: 4.0,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -69,6 +104,7 @@ impl Default for Config {
             index: IndexConfig::default(),
             embed: EmbedConfig::default(),
             retrieval: RetrievalConfig::default(),
+            ask: AskConfig::default(),
         }
     }
 }
@@ -311,6 +347,15 @@ rrf_k = 60               # Reciprocal Rank Fusion constant
 bm25_weight = 1.0
 dense_weight = 1.0
 min_visibility = 0.5     # drop the dense signal when the model sees less of the text than this
+
+[ask]
+hits = 10                # hits returned with an answer
+context_k = 5            # chunks in the context (a skill's metadata.top_k overrides)
+context_chars = 4000     # context budget in characters
+per_source = 2           # at most this many chunks of one document in the context
+max_attempts = 3         # the question plus at most two reformulations when evidence is weak
+trace = ""               # e.g. ".skillrag/trace.jsonl": one JSON line per question
+refusal_cost = 4.0       # refusing an answerable question vs answering an unanswerable one (fits not_found)
 "#
     )
 }

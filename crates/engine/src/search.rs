@@ -16,6 +16,8 @@ pub struct SearchOptions {
     pub k: Option<usize>,
     pub filter: Filter,
     pub mode: Mode,
+    /// RRF weights (BM25, dense) instead of the configured ones.
+    pub weights: Option<(f32, f32)>,
 }
 
 /// What happened in one skill.
@@ -33,7 +35,7 @@ pub struct SkillSearch {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timings {
-    pub analyze: f64,
+    /// Analyzing and embedding the query.
     pub embed: f64,
     pub retrieve: f64,
     pub total: f64,
@@ -66,11 +68,49 @@ impl Engine {
         }
     }
 
+    /// Analyzes `query` and, when the dense signal may be used in `mode`, embeds it. Tokenizing
+    /// first tells how much of the question the model can see; a question it is blind to is not
+    /// worth a forward pass in hybrid mode.
+    pub fn prepare_query(&self, query: &str, mode: Mode) -> Result<Query, EngineError> {
+        let terms = skillrag_text::analyze(query);
+        let min_visibility = self.project.config.retrieval.min_visibility;
+        let (vector, visibility) = match (mode != Mode::Lexical, self.embedder()?) {
+            (true, Some(e)) => {
+                let visibility = e.visibility(&[query], EmbedKind::Query)?.first().copied().unwrap_or(0.0);
+                if mode == Mode::Hybrid && visibility < min_visibility {
+                    (None, Some(visibility))
+                } else {
+                    (Some(e.embed_query(query)?.vector), Some(visibility))
+                }
+            }
+            _ => (None, None),
+        };
+        Ok(Query { terms, vector, visibility })
+    }
+
     /// Searches the selected skills (each inside its own knowledge base) and merges their hits by
     /// fused score. A requested skill without an index is an error; when searching every skill,
     /// unindexed ones are reported in `skills[].notice` and skipped.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchResult, EngineError> {
         let started = Instant::now();
+        let prepared = self.prepare_query(query, options.mode)?;
+        let embedded = Instant::now();
+        let mut result = self.search_prepared(query, &prepared, options)?;
+        let done = Instant::now();
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+        result.timings_ms =
+            Timings { embed: ms(started, embedded), retrieve: ms(embedded, done), total: ms(started, done) };
+        Ok(result)
+    }
+
+    /// [`Engine::search`] with a query already prepared by [`Engine::prepare_query`] (so one
+    /// embedding serves many searches).
+    pub fn search_prepared(
+        &self,
+        query: &str,
+        q: &Query,
+        options: &SearchOptions,
+    ) -> Result<SearchResult, EngineError> {
         let explicit = !options.skills.is_empty();
         let skills: Vec<String> = if explicit {
             for s in &options.skills {
@@ -80,26 +120,6 @@ impl Engine {
         } else {
             self.skills().iter().map(|s| s.id.clone()).collect()
         };
-
-        let terms = skillrag_text::analyze(query);
-        let analyzed = Instant::now();
-        let wants_dense = options.mode != Mode::Lexical;
-        let min_visibility = self.project.config.retrieval.min_visibility;
-        let (vector, visibility) = match (wants_dense, self.embedder()?) {
-            (true, Some(e)) => {
-                // Tokenizing tells how much of the question the model can see; a question it is
-                // blind to is not worth a forward pass in hybrid mode.
-                let visibility = e.visibility(&[query], EmbedKind::Query)?.first().copied().unwrap_or(0.0);
-                if options.mode == Mode::Hybrid && visibility < min_visibility {
-                    (None, Some(visibility))
-                } else {
-                    (Some(e.embed_query(query)?.vector), Some(visibility))
-                }
-            }
-            _ => (None, None),
-        };
-        let embedded = Instant::now();
-        let q = Query { terms: terms.clone(), vector, visibility };
 
         let mut hits: Vec<Hit> = Vec::new();
         let mut reports = Vec::new();
@@ -122,15 +142,19 @@ impl Engine {
             };
             let mut params = self.retrieval_params();
             params.mode = options.mode;
+            if let Some((bm25, dense)) = options.weights {
+                params.bm25_weight = bm25;
+                params.dense_weight = dense;
+            }
             params.k = options.k.or(skill.settings.top_k).unwrap_or(params.k);
             let mut skill_query = q.clone();
-            let stale_model = match (&index.meta().model_id, self.model()) {
-                (Some(built), Some(now)) if built != &now.id => Some(built.clone()),
-                _ => None,
-            };
-            if let Some(built) = stale_model {
+            let built = index.meta().model_id.as_deref();
+            let configured = self.model().map(|m| m.id.as_str());
+            if built != configured {
                 report.notice = Some(format!(
-                    "index was built with embedding model {built}, not the configured one: run `skillrag index --skill {skill_id}`; dense retrieval skipped"
+                    "the index was built with embedding model {}, but {} is configured: run `skillrag index --skill {skill_id}` to re-index",
+                    built.unwrap_or("none"),
+                    configured.unwrap_or("none")
                 ));
                 skill_query.vector = None;
             }
@@ -148,20 +172,13 @@ impl Engine {
         if skills.len() > 1 {
             hits.truncate(k);
         }
-        let done = Instant::now();
-        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
         Ok(SearchResult {
             query: query.to_string(),
-            terms,
+            terms: q.terms.clone(),
             query_visibility: q.visibility,
             hits,
             skills: reports,
-            timings_ms: Timings {
-                analyze: ms(started, analyzed),
-                embed: ms(analyzed, embedded),
-                retrieve: ms(embedded, done),
-                total: ms(started, done),
-            },
+            timings_ms: Timings::default(),
         })
     }
 }

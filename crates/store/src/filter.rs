@@ -13,6 +13,8 @@ pub struct Filter {
     pub doc_types: Vec<DocType>,
     /// Source path prefix, e.g. `knowledge/contracts`.
     pub directory: Option<String>,
+    /// Sources left out (to measure what the rest of a knowledge base knows).
+    pub excluded: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,8 +49,13 @@ impl Filter {
         self
     }
 
+    pub fn excluding(mut self, source: &str) -> Filter {
+        self.excluded.push(source.to_string());
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.source_glob.is_none() && self.doc_types.is_empty() && self.directory.is_none()
+        self.source_glob.is_none() && self.doc_types.is_empty() && self.directory.is_none() && self.excluded.is_empty()
     }
 
     pub fn source_glob(&self) -> Option<&str> {
@@ -56,6 +63,9 @@ impl Filter {
     }
 
     pub fn allows(&self, source: &str, doc_type: DocType) -> bool {
+        if self.excluded.iter().any(|e| e == source) {
+            return false;
+        }
         if let Some(g) = &self.source_glob {
             if !g.is_match(source) {
                 return false;
@@ -97,5 +107,7 @@ mod tests {
         assert!(f.allows("knowledge/rules/a.md", DocType::General));
         assert!(!f.allows("knowledge/rulesx/a.md", DocType::General));
         assert!(Filter::none().with_source_glob("[").is_err());
+        let f = Filter::none().excluding("a.md");
+        assert!(!f.allows("a.md", DocType::General) && f.allows("b.md", DocType::General));
     }
 }

@@ -86,6 +86,9 @@ pub trait SkillIndex: Send + Sync {
     /// BM25 over the analyzed `terms` (from [`skillrag_text::analyze`]).
     fn lexical(&self, terms: &[String], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError>;
 
+    /// The number of chunks containing each analyzed term (for IDF across skills).
+    fn doc_freqs(&self, terms: &[String]) -> Result<Vec<u64>, StoreError>;
+
     /// Exact cosine similarity against every stored vector; empty when the index has none.
     fn dense(&self, query: &[f32], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError>;
 

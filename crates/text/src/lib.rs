@@ -16,7 +16,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Bumped whenever [`analyze`] changes output: indexes built with another version are rebuilt.
-pub const ANALYZER_VERSION: u32 = 1;
+pub const ANALYZER_VERSION: u32 = 2;
 
 /// A term with its byte offsets in the NFKC-folded text (used by the tantivy adapter).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! One module per command. Each takes parsed arguments and an opened project or engine,
 //! prints human output or JSON, and returns the exit code.
 
+mod ask;
+mod eval;
 mod index;
 mod init;
 mod lint;
@@ -22,11 +24,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::search(&cli, args),
         Command::Skills => skills::skills(&cli),
         Command::Sources(args) => skills::sources(&cli, args),
+        Command::Ask(args) => ask::ask(&cli, args),
+        Command::Chat(args) => ask::chat(&cli, args),
+        Command::Batch(args) => ask::batch(&cli, args),
+        Command::Route(args) => ask::route(&cli, args),
+        Command::Tune(args) => ask::tune(&cli, args),
+        Command::Eval(args) => eval::eval(&cli, args),
     }
 }
 
 /// The process environment (variables that are valid UTF-8).
-fn environment() -> BTreeMap<String, String> {
+pub fn environment() -> BTreeMap<String, String> {
     std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
 }
 

@@ -36,7 +36,7 @@ pub fn search(cli: &Cli, args: &SearchArgs) -> Result<ExitCode> {
     }
     filter = filter.with_doc_types(doc_types);
     let mode = Mode::parse(&args.mode).context("--mode must be hybrid, bm25 or dense")?;
-    let options = SearchOptions { skills: args.skills.clone(), k: args.k, filter, mode };
+    let options = SearchOptions { skills: args.skills.clone(), k: args.k, filter, mode, weights: None };
 
     let result = engine.search(&args.query, &options)?;
     if cli.json {

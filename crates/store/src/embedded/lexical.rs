@@ -101,6 +101,12 @@ impl LexicalIndex {
         Ok(LexicalIndex { reader, fields })
     }
 
+    /// How many chunks contain each term.
+    pub fn doc_freqs(&self, terms: &[String]) -> Result<Vec<u64>, StoreError> {
+        let searcher = self.reader.searcher();
+        terms.iter().map(|t| Ok(searcher.doc_freq(&Term::from_field_text(self.fields.text, t))?)).collect()
+    }
+
     /// BM25 top `limit` for the analyzed `terms`, optionally only within `allowed` sources.
     pub fn search(
         &self,

@@ -109,6 +109,10 @@ impl SkillIndex for EmbeddedSkillIndex {
         self.lexical.search(terms, limit, allowed.as_ref())
     }
 
+    fn doc_freqs(&self, terms: &[String]) -> Result<Vec<u64>, StoreError> {
+        self.lexical.doc_freqs(terms)
+    }
+
     fn dense(&self, query: &[f32], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError> {
         let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
         if filter.is_empty() {

@@ -1,0 +1,142 @@
+//! The answer and its parts: the public JSON contract of DESIGN.md §6 (extend, never rename).
+
+use serde::{Deserialize, Serialize};
+use skillrag_core::Hit;
+
+/// How the dispatcher decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Single,
+    Multi,
+    Ambiguous,
+    None,
+}
+
+/// One candidate skill with the signals behind its confidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub skill: String,
+    /// Calibrated confidence that this skill is the right one, in [0, 1].
+    pub score: f32,
+    /// Triggers found in the question.
+    pub keyword_hits: Vec<String>,
+    /// Embedding similarity of the question to the skill profile; `null` when the model cannot see the text.
+    pub dense: Option<f32>,
+    /// BM25-weighted share of the question's terms found in the skill profile.
+    pub profile: f32,
+    /// BM25-weighted share of the question's terms that occur anywhere in the skill's knowledge.
+    pub vocabulary: f32,
+    /// BM25-weighted share of the question's terms found in the skill's best chunk.
+    pub knowledge: f32,
+    /// Embedding similarity of the question to the skill's nearest chunk, when visible.
+    pub knowledge_dense: Option<f32>,
+    /// The question and the skill are in the same language.
+    pub language_match: bool,
+}
+
+/// The dispatcher's decision (DESIGN.md §1 Route).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    pub skills: Vec<String>,
+    pub confidence: f32,
+    pub decision: Decision,
+    #[serde(default)]
+    pub candidates: Vec<Candidate>,
+    /// Why retrieval was skipped entirely (`chitchat` or `rewrite`), when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
+    /// The skill was named by the caller (`--skill`), not chosen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forced: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalKind {
+    /// No skill fits the question.
+    OutOfScope,
+    /// A skill fits, but its knowledge base has nothing after retries.
+    NotFound,
+    /// Two skills fit about equally: ask which.
+    Ambiguous,
+    /// The skill's SKILL.md says it does not do this.
+    Boundary,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Refusal {
+    pub kind: RefusalKind,
+    pub message: String,
+}
+
+/// A numbered source of the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Citation {
+    pub n: usize,
+    pub skill: String,
+    pub source: String,
+    pub heading: String,
+}
+
+/// A labelled piece of the compiled context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextPiece {
+    pub n: usize,
+    pub tier: String,
+    pub skill: String,
+    pub source: String,
+    pub heading: String,
+    pub chunk_id: u64,
+    pub text: String,
+}
+
+/// The material an answer may draw on, in tier order, within the budget.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    pub pieces: Vec<ContextPiece>,
+    /// Chunks left out because the budget was spent: `skill/source#ordinal`.
+    pub dropped: Vec<String>,
+    pub budget: usize,
+    pub used: usize,
+    /// `chars` without an LLM tokenizer.
+    pub unit: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    pub gate: f64,
+    pub route: f64,
+    pub retrieve: f64,
+    pub generate: f64,
+    pub total: f64,
+}
+
+/// One answered (or refused) question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The caller's id (batch mode), echoed back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub query: String,
+    pub route: Route,
+    pub retrieved: bool,
+    #[serde(default)]
+    pub attempts: usize,
+    #[serde(default)]
+    pub hits: Vec<Hit>,
+    pub answer: String,
+    #[serde(default)]
+    pub citations: Vec<Citation>,
+    pub refusal: Option<Refusal>,
+    #[serde(default)]
+    pub timings_ms: Timings,
+    /// Retrieval queries tried, in order (the original first).
+    #[serde(default)]
+    pub queries: Vec<String>,
+    #[serde(default)]
+    pub context: Context,
+    /// Problems the user should fix (an index built with another embedding model…).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}

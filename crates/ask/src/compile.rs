@@ -1,0 +1,108 @@
+//! Compile context (DESIGN.md §4.7): the retrieved chunks in tier order — rules (must follow),
+//! examples, references — under a budget, each labelled `[n]`, with what was dropped recorded.
+
+use crate::answer::{Context, ContextPiece};
+use skillrag_core::{Hit, Tier};
+
+/// Builds the context from `hits` (best first): at most `max_pieces`, at most `per_source` from
+/// one document, within `budget` characters.
+pub fn compile(hits: &[Hit], max_pieces: usize, per_source: usize, budget: usize) -> Context {
+    let mut context = Context { budget, unit: "chars".into(), ..Default::default() };
+    let mut chosen: Vec<&Hit> = Vec::new();
+    let mut per: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
+    for hit in hits {
+        let count = per.entry((hit.skill.as_str(), hit.source.as_str())).or_default();
+        if chosen.len() >= max_pieces || *count >= per_source {
+            context.dropped.push(label(hit));
+            continue;
+        }
+        *count += 1;
+        chosen.push(hit);
+    }
+    // Tier order, keeping rank order inside a tier.
+    chosen.sort_by_key(|h| tier_rank(h.tier));
+    for hit in chosen {
+        let size = hit.text.chars().count();
+        if context.used + size > budget && !context.pieces.is_empty() {
+            context.dropped.push(label(hit));
+            continue;
+        }
+        context.used += size;
+        context.pieces.push(ContextPiece {
+            n: context.pieces.len() + 1,
+            tier: hit.tier.to_string(),
+            skill: hit.skill.clone(),
+            source: hit.source.clone(),
+            heading: hit.heading.clone(),
+            chunk_id: hit.chunk_id,
+            text: hit.text.clone(),
+        });
+    }
+    context
+}
+
+fn tier_rank(tier: Tier) -> u8 {
+    match tier {
+        Tier::Rules => 0,
+        Tier::Examples => 1,
+        Tier::References => 2,
+    }
+}
+
+fn label(hit: &Hit) -> String {
+    format!("{}/{}#{}", hit.skill, hit.source, hit.ordinal)
+}
+
+/// The context as prompt text: `[n] source › heading` then the chunk.
+pub fn render(context: &Context) -> String {
+    context
+        .pieces
+        .iter()
+        .map(|p| {
+            let heading = if p.heading.is_empty() { String::new() } else { format!(" › {}", p.heading) };
+            format!("[{}] {}/{}{heading}\n{}", p.n, p.skill, p.source, p.text)
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillrag_core::{DocType, HitRanks, HitScores};
+
+    fn hit(source: &str, tier: Tier, text: &str) -> Hit {
+        Hit {
+            skill: "s".into(),
+            source: source.into(),
+            heading: "H".into(),
+            ordinal: 0,
+            text: text.into(),
+            scores: HitScores::default(),
+            ranks: HitRanks::default(),
+            chunk_id: 0,
+            title: String::new(),
+            span: (0, 1),
+            doc_type: DocType::General,
+            tier,
+        }
+    }
+
+    #[test]
+    fn tiers_budget_and_caps() {
+        let hits = vec![
+            hit("a.md", Tier::References, "aaaa"),
+            hit("a.md", Tier::References, "bbbb"),
+            hit("a.md", Tier::References, "cccc"),
+            hit("rules/r.md", Tier::Rules, "rule"),
+            hit("b.md", Tier::Examples, "example text that is long"),
+        ];
+        let c = compile(&hits, 10, 2, 20);
+        let order: Vec<&str> = c.pieces.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(order, vec!["rule", "aaaa", "bbbb"]);
+        assert_eq!(c.pieces.iter().map(|p| p.n).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(c.dropped, vec!["s/a.md#0", "s/b.md#0"]);
+        assert!(c.used <= 20);
+        assert!(render(&c).starts_with("[1] s/rules/r.md › H\nrule"));
+    }
+}

@@ -1,0 +1,107 @@
+//! Conversation memory for `skillrag chat`: a follow-up such as "那试用期呢？" keeps the previous
+//! question's skill and key terms.
+
+use crate::answer::{Answer, Decision};
+
+/// What a follow-up borrows from the previous turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FollowUp {
+    pub skills: Vec<String>,
+    pub key_terms: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Turn {
+    skills: Vec<String>,
+    key_terms: Vec<String>,
+}
+
+/// The turns of one chat session.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    turns: Vec<Turn>,
+}
+
+const FOLLOW_UP_OPENERS_ZH: &[&str] = &["那", "那么", "如果", "还有", "另外", "再问", "那要是", "要是", "换成", "同样"];
+const FOLLOW_UP_OPENERS_EN: &[&str] =
+    &["what about", "how about", "and ", "what if", "and if", "then ", "also ", "same for", "in that case"];
+
+impl Conversation {
+    pub fn new() -> Conversation {
+        Conversation::default()
+    }
+
+    /// Remembers an answered turn (refused or gated turns leave the topic as it was).
+    pub fn record(&mut self, question: &str, answer: &Answer) {
+        let routed = matches!(answer.route.decision, Decision::Single | Decision::Multi);
+        if routed && answer.refusal.is_none() {
+            let key_terms = skillrag_text::keywords(question, 4);
+            self.turns.push(Turn { skills: answer.route.skills.clone(), key_terms });
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty()
+    }
+
+    /// The previous topic, when `question` reads like a follow-up: short, or opening with
+    /// "那…", "如果…", "what about…", or ending in "呢".
+    pub fn follow_up(&self, question: &str) -> Option<FollowUp> {
+        let last = self.turns.last()?;
+        let q = question.trim().to_lowercase();
+        let body: String = q.chars().filter(|c| c.is_alphanumeric()).collect();
+        let short = if skillrag_core::Language::detect(&q) == skillrag_core::Language::Chinese {
+            body.chars().count() <= 8
+        } else {
+            q.split_whitespace().count() <= 4
+        };
+        let opener = FOLLOW_UP_OPENERS_ZH.iter().any(|o| q.starts_with(o))
+            || FOLLOW_UP_OPENERS_EN.iter().any(|o| q.starts_with(o));
+        let trailing = q.trim_end_matches(['？', '?', '。', ' ']).ends_with('呢');
+        (short || opener || trailing)
+            .then(|| FollowUp { skills: last.skills.clone(), key_terms: last.key_terms.clone() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::answer::Route;
+
+    fn answered(skill: &str) -> Answer {
+        Answer {
+            id: None,
+            query: String::new(),
+            route: Route {
+                skills: vec![skill.into()],
+                confidence: 0.9,
+                decision: Decision::Single,
+                candidates: vec![],
+                gate: None,
+                forced: false,
+            },
+            retrieved: true,
+            attempts: 1,
+            hits: vec![],
+            answer: String::new(),
+            citations: vec![],
+            refusal: None,
+            timings_ms: Default::default(),
+            queries: vec![],
+            context: Default::default(),
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn follow_ups_keep_skill_and_terms() {
+        let mut c = Conversation::new();
+        assert!(c.follow_up("那试用期呢？").is_none(), "no previous turn");
+        c.record("用人单位解除劳动合同要支付经济补偿吗？", &answered("labor-law"));
+        let f = c.follow_up("那试用期呢？").expect("follow-up");
+        assert_eq!(f.skills, vec!["labor-law"]);
+        assert!(!f.key_terms.is_empty());
+        assert!(c.follow_up("What about MERS?").is_some());
+        assert!(c.follow_up("职工累计工作满十年的，年休假是几天？").is_none());
+    }
+}

@@ -1,0 +1,110 @@
+//! How much of a question a text answers: the BM25-weighted share of the question's terms the
+//! text contains. One scale for every skill, so skills and chunks can be compared and a fitted
+//! threshold means the same thing everywhere.
+//!
+//! Written here rather than taken from tantivy's BM25 score because that score is unbounded and
+//! depends on each skill's own statistics; this one uses IDF over *all* skills' knowledge and
+//! lies in [0, 1] (1 = every informative word of the question is in the text).
+
+use skillrag_store::{SkillIndex, StoreError};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A skill's id with its open index.
+pub type NamedIndex = (String, Arc<dyn SkillIndex>);
+
+/// Document frequencies of a question's terms across every skill's chunks.
+#[derive(Debug, Clone, Default)]
+pub struct TermStats {
+    docs: f64,
+    df: HashMap<String, u64>,
+    /// Per skill, how many chunks contain each term.
+    known: HashMap<String, HashMap<String, u64>>,
+}
+
+impl TermStats {
+    /// Collects the statistics of `terms` over every skill's index (so IDF is project-wide).
+    pub fn collect(indexes: &[NamedIndex], terms: &[String]) -> Result<TermStats, StoreError> {
+        let unique: Vec<String> = unique(terms);
+        let mut df: HashMap<String, u64> = unique.iter().map(|t| (t.clone(), 0)).collect();
+        let mut known: HashMap<String, HashMap<String, u64>> = HashMap::new();
+        let mut docs = 0f64;
+        for (skill, index) in indexes {
+            docs += index.len() as f64;
+            let counts = known.entry(skill.clone()).or_default();
+            for (term, n) in unique.iter().zip(index.doc_freqs(&unique)?) {
+                *df.entry(term.clone()).or_default() += n;
+                counts.insert(term.clone(), n);
+            }
+        }
+        Ok(TermStats { docs, df, known })
+    }
+
+    /// How many of `skill`'s chunks contain `term`.
+    pub fn count_in(&self, skill: &str, term: &str) -> u64 {
+        self.known.get(skill).and_then(|s| s.get(term)).copied().unwrap_or(0)
+    }
+
+    /// Whether `term` occurs anywhere in `skill`'s knowledge.
+    pub fn known_in(&self, skill: &str, term: &str) -> bool {
+        self.count_in(skill, term) > 0
+    }
+
+    /// BM25's IDF: terms found in no chunk at all get the highest weight.
+    pub fn idf(&self, term: &str) -> f32 {
+        let df = self.df.get(term).copied().unwrap_or(0) as f64;
+        (1.0 + (self.docs - df + 0.5) / (df + 0.5)).ln() as f32
+    }
+}
+
+/// Distinct terms, first occurrence order.
+pub fn unique(terms: &[String]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    terms.iter().filter(|t| seen.insert(t.as_str())).cloned().collect()
+}
+
+/// IDF-weighted share of the question's distinct `terms` for which `present` holds.
+pub fn coverage(terms: &[String], stats: &TermStats, present: impl Fn(&str) -> bool) -> f32 {
+    let mut total = 0.0;
+    let mut found = 0.0;
+    for t in unique(terms) {
+        let w = stats.idf(&t);
+        total += w;
+        if present(&t) {
+            found += w;
+        }
+    }
+    if total > 0.0 {
+        found / total
+    } else {
+        0.0
+    }
+}
+
+/// Coverage of the question by one text (analyzed with the project analyzer).
+pub fn text_coverage(terms: &[String], stats: &TermStats, text: &str) -> f32 {
+    let text_terms: HashSet<String> = skillrag_text::analyze(text).into_iter().collect();
+    coverage(terms, stats, |t| text_terms.contains(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rare_terms_weigh_more() {
+        let stats = TermStats {
+            docs: 100.0,
+            df: [("劳动".to_string(), 90), ("试用期".to_string(), 3)].into_iter().collect(),
+            known: HashMap::new(),
+        };
+        let terms = vec!["劳动".to_string(), "试用期".to_string()];
+        let with_rare = coverage(&terms, &stats, |t| t == "试用期");
+        let with_common = coverage(&terms, &stats, |t| t == "劳动");
+        assert!(with_rare > 0.9 && with_common < 0.1, "{with_rare} {with_common}");
+        assert_eq!(coverage(&terms, &stats, |_| true), 1.0);
+        assert_eq!(coverage(&[], &stats, |_| true), 0.0);
+        // A term found nowhere is the most informative one.
+        assert!(stats.idf("花呗") > stats.idf("试用期"));
+    }
+}

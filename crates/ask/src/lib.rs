@@ -1,0 +1,484 @@
+//! The ask path (DESIGN.md §4): gate → route → retrieve → filter → loop → compile → answer.
+//!
+//! [`Assistant`] wraps an [`Engine`] with the dispatcher and its fitted [`RouterModel`]. Every
+//! question ends in an [`Answer`]: an extractive answer with citations, or a typed [`Refusal`]
+//! (`out_of_scope`, `not_found`, `ambiguous`, `boundary`) in the question's language.
+
+pub mod answer;
+mod boundary;
+pub mod compile;
+mod conversation;
+pub mod evidence;
+mod extract;
+pub mod gate;
+mod retrieve;
+pub mod route;
+mod tune;
+
+pub use answer::{Answer, Candidate, Citation, Context, Decision, Refusal, RefusalKind, Route};
+pub use conversation::Conversation;
+pub use tune::{read_labelled, LabelledQuestion, TuneError};
+
+use evidence::TermStats;
+use route::model::RouterModel;
+use route::profile::SkillProfile;
+use route::{Dispatcher, Probe, Question};
+use skillrag_core::{Hit, Language};
+use skillrag_engine::{Engine, EngineError, SearchOptions};
+use skillrag_store::hybrid::Mode;
+use skillrag_store::EmbeddingCache;
+use std::collections::HashMap;
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("the question is empty")]
+    Empty,
+    #[error(transparent)]
+    Tune(#[from] TuneError),
+}
+
+/// Per-question options.
+#[derive(Debug, Clone, Default)]
+pub struct AskOptions {
+    /// Answer from this skill only (no routing).
+    pub skill: Option<String>,
+    /// Echoed back in the answer (batch mode).
+    pub id: Option<String>,
+}
+
+/// A question analyzed and searched in some skills.
+pub(crate) struct Probed {
+    pub question: Question,
+    pub prepared: skillrag_store::hybrid::Query,
+    pub stats: TermStats,
+    pub probes: HashMap<String, Probe>,
+}
+
+/// Questions longer than this are cut (with a note in the trace) before analysis.
+const MAX_QUESTION_CHARS: usize = 2000;
+
+/// A project ready to answer questions.
+pub struct Assistant {
+    pub engine: Engine,
+    dispatcher: Dispatcher,
+    model: RouterModel,
+    labelled: Vec<LabelledQuestion>,
+}
+
+impl Assistant {
+    /// Builds the skill profiles and loads the fitted router (fitting it from the skills' examples
+    /// when it is missing or the skills, settings or indexes changed).
+    pub fn open(engine: Engine) -> Result<Assistant, AskError> {
+        let mut profiles: Vec<SkillProfile> = engine.skills().iter().map(SkillProfile::new).collect();
+        if let Some(embedder) = engine.embedder()? {
+            let state = engine.project.state_dir().join("cache/embeddings");
+            let mut cache = EmbeddingCache::open(&state, embedder.model_id(), embedder.dim()).ok();
+            let min_visibility = engine.project.config.retrieval.min_visibility;
+            for (profile, skill) in profiles.iter_mut().zip(engine.skills()) {
+                profile
+                    .embed(skill, embedder.as_ref(), cache.as_mut(), min_visibility)
+                    .map_err(|e| AskError::Engine(EngineError::Embed(e)))?;
+            }
+        }
+        let dispatcher = Dispatcher { profiles };
+        let mut assistant = Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new() };
+        let (model, labelled) = tune::load_or_fit(&assistant)?;
+        assistant.model = model;
+        assistant.labelled = labelled;
+        Ok(assistant)
+    }
+
+    pub fn router(&self) -> &RouterModel {
+        &self.model
+    }
+
+    /// Refits the router on the skills' examples plus `labelled` questions and saves it.
+    pub fn tune(&mut self, labelled: Vec<LabelledQuestion>) -> Result<&RouterModel, AskError> {
+        self.model = tune::fit_and_save(self, labelled.clone())?;
+        self.labelled = labelled;
+        Ok(&self.model)
+    }
+
+    /// The labelled questions the router was fitted on (besides the skills' examples).
+    pub fn labelled(&self) -> &[LabelledQuestion] {
+        &self.labelled
+    }
+
+    fn indexes(&self) -> Result<Vec<evidence::NamedIndex>, EngineError> {
+        let mut out = Vec::new();
+        for skill in self.engine.skills() {
+            if let Some(index) = self.engine.index_of(&skill.id)? {
+                out.push((skill.id.clone(), index));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Analyzes (and, when visible, embeds) a question and searches the given skills with it.
+    pub(crate) fn probe(&self, text: &str, skills: &[String]) -> Result<Probed, EngineError> {
+        let prepared = self.engine.prepare_query(text, Mode::Hybrid)?;
+        let question = Question::new(text, prepared.terms.clone(), prepared.vector.clone());
+        let indexes = self.indexes()?;
+        let stats = TermStats::collect(&indexes, &question.terms)?;
+        let hits = self.engine.project.config.ask.hits;
+        let mut probes = HashMap::new();
+        for (skill, _) in indexes.iter().filter(|(s, _)| skills.contains(s)) {
+            let options = SearchOptions { skills: vec![skill.clone()], k: Some(hits), ..Default::default() };
+            let result = self.engine.search_prepared(text, &prepared, &options)?;
+            let mut probe = Probe::new(skill, result.hits, &question, &stats);
+            if let Some(s) = result.skills.first() {
+                probe.dense_used = s.dense_used;
+                probe.dense_skipped = s.dense_skipped.clone();
+                probe.notice = s.notice.clone();
+            }
+            probes.insert(skill.clone(), probe);
+        }
+        Ok(Probed { question, prepared, stats, probes })
+    }
+
+    /// The dispatcher's decision with every signal (`skillrag route`).
+    pub fn route(&self, text: &str) -> Result<Route, AskError> {
+        let text = normalize_question(text)?;
+        if let Some(kind) = gate::classify(&text) {
+            return Ok(gated_route(kind));
+        }
+        let skills: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
+        let p = self.probe(&text, &skills)?;
+        Ok(self.decide(&p.question, &p.stats, &p.probes))
+    }
+
+    fn decide(&self, question: &Question, stats: &TermStats, probes: &HashMap<String, Probe>) -> Route {
+        let signals = self.dispatcher.signals(question, stats, probes, None);
+        let mut route = self.dispatcher.decide(&self.model, &signals);
+        if route.decision == Decision::Ambiguous {
+            if let Some(skills) = self.multi_intent(question, &route) {
+                route.decision = Decision::Multi;
+                route.skills = skills;
+            }
+        }
+        route
+    }
+
+    /// Two accepted skills each clearly owning a different part of the question → both.
+    fn multi_intent(&self, question: &Question, route: &Route) -> Option<Vec<String>> {
+        let parts = route::clauses(&question.text);
+        if parts.len() < 2 {
+            return None;
+        }
+        let mut owners: Vec<String> = Vec::new();
+        for part in parts {
+            let p = self.probe(&part, &route.skills).ok()?;
+            let signals: Vec<_> = self
+                .dispatcher
+                .signals(&p.question, &p.stats, &p.probes, None)
+                .into_iter()
+                .filter(|s| route.skills.contains(&s.skill))
+                .collect();
+            let sub = self.dispatcher.decide(&self.model, &signals);
+            if sub.decision == Decision::Single && !owners.contains(&sub.skills[0]) {
+                owners.push(sub.skills[0].clone());
+            }
+        }
+        (owners.len() >= 2).then_some(owners)
+    }
+
+    /// Answers one question.
+    pub fn ask(&self, text: &str, options: &AskOptions) -> Result<Answer, AskError> {
+        self.ask_in(text, options, None)
+    }
+
+    /// Answers a question inside a conversation (follow-ups keep the previous skill and key terms).
+    pub fn ask_in(
+        &self,
+        text: &str,
+        options: &AskOptions,
+        conversation: Option<&Conversation>,
+    ) -> Result<Answer, AskError> {
+        let started = Instant::now();
+        let text = normalize_question(text)?;
+        let chinese = Language::detect(&text) == Language::Chinese;
+        let mut answer = Answer {
+            id: options.id.clone(),
+            query: text.clone(),
+            route: Route {
+                skills: vec![],
+                confidence: 0.0,
+                decision: Decision::None,
+                candidates: vec![],
+                gate: None,
+                forced: false,
+            },
+            retrieved: false,
+            attempts: 0,
+            hits: vec![],
+            answer: String::new(),
+            citations: vec![],
+            refusal: None,
+            timings_ms: Default::default(),
+            queries: vec![],
+            context: Default::default(),
+            warnings: vec![],
+        };
+        let ms = |a: Instant| a.elapsed().as_secs_f64() * 1000.0;
+
+        // Gate.
+        if options.skill.is_none() {
+            if let Some(kind) = gate::classify(&text) {
+                let skills: Vec<(String, String)> =
+                    self.engine.skills().iter().map(|s| (s.id.clone(), s.description.clone())).collect();
+                answer.route = gated_route(kind);
+                answer.answer = gate::reply(kind, chinese, &skills);
+                answer.timings_ms.gate = ms(started);
+                answer.timings_ms.total = answer.timings_ms.gate;
+                self.trace(&answer);
+                return Ok(answer);
+            }
+        }
+        answer.timings_ms.gate = ms(started);
+
+        // Route (a follow-up borrows the previous question's key terms and skill).
+        let route_started = Instant::now();
+        let follow_up = conversation.and_then(|c| c.follow_up(&text));
+        let retrieval_text = match &follow_up {
+            Some(f) => format!("{} {}", f.key_terms.join(" "), text),
+            None => text.clone(),
+        };
+        let all: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
+        let targets = match &options.skill {
+            Some(s) => {
+                self.engine.skill(s)?;
+                vec![s.clone()]
+            }
+            None => all.clone(),
+        };
+        let Probed { question, prepared, stats, probes } = self.probe(&retrieval_text, &targets)?;
+        let route = match (&options.skill, &follow_up) {
+            (Some(s), _) => forced_route(s),
+            (None, Some(f)) => {
+                // Keep the previous skill unless the question alone clearly belongs elsewhere.
+                let alone = self.probe(&text, &all)?;
+                let own = self.decide(&alone.question, &alone.stats, &alone.probes);
+                if own.decision == Decision::Single && !f.skills.contains(&own.skills[0]) {
+                    own
+                } else {
+                    let mut r = self.decide(&question, &stats, &probes);
+                    r.skills = f.skills.clone();
+                    r.decision = if f.skills.len() > 1 { Decision::Multi } else { Decision::Single };
+                    r
+                }
+            }
+            (None, None) => self.decide(&question, &stats, &probes),
+        };
+        answer.route = route.clone();
+        answer.timings_ms.route = ms(route_started);
+        answer.warnings = probes.values().filter_map(|p| p.notice.clone()).collect();
+        answer.warnings.sort();
+        answer.warnings.dedup();
+
+        match route.decision {
+            Decision::None => {
+                // A question about what a skill explicitly does not do gets that skill's boundary.
+                let boundary = route.candidates.iter().find_map(|c| {
+                    let skill = self.engine.skill(&c.skill).ok()?;
+                    let item = boundary::unsupported_topic(&question, skill.boundary.as_ref()?, &stats)?;
+                    Some(boundary_refusal(&c.skill, &item, chinese))
+                });
+                answer.refusal = Some(boundary.unwrap_or_else(|| self.out_of_scope(chinese)));
+                return Ok(self.finish(answer, started));
+            }
+            Decision::Ambiguous => {
+                answer.refusal = Some(self.ambiguous(&route.skills, chinese));
+                return Ok(self.finish(answer, started));
+            }
+            Decision::Single | Decision::Multi => {}
+        }
+        for s in &route.skills {
+            if self.engine.index_of(s)?.is_none() {
+                return Err(AskError::Engine(EngineError::NotIndexed(s.clone())));
+            }
+        }
+
+        // Retrieve, filter, loop — per routed skill.
+        let retrieve_started = Instant::now();
+        let config = &self.engine.project.config.ask;
+        let mut kept: Vec<(Hit, f32)> = Vec::new();
+        let mut weak_skills = Vec::new();
+        let mut context_k = config.context_k;
+        for skill_id in &route.skills {
+            let skill = self.engine.skill(skill_id)?;
+            if let Some(k) = skill.settings.top_k {
+                context_k = k;
+            }
+            let answerable = |probe: &Probe| self.model.is_answerable(probe.best_coverage);
+            let retrieved = retrieve::retrieve(
+                &self.engine,
+                skill,
+                &question,
+                &prepared,
+                &stats,
+                probes.get(skill_id).cloned(),
+                config.hits,
+                config.max_attempts,
+                &answerable,
+            )?;
+            answer.attempts = answer.attempts.max(retrieved.attempts);
+            for q in retrieved.queries {
+                if !answer.queries.contains(&q) {
+                    answer.queries.push(q);
+                }
+            }
+            if retrieved.strong {
+                kept.extend(retrieve::filter(&retrieved.probe, self.model.evidence));
+            } else {
+                weak_skills.push(skill_id.clone());
+            }
+        }
+        answer.retrieved = true;
+        kept.sort_by(|a, b| b.0.scores.fused.total_cmp(&a.0.scores.fused));
+        answer.hits = kept.iter().take(config.hits).map(|(h, _)| h.clone()).collect();
+        answer.timings_ms.retrieve = ms(retrieve_started);
+
+        if answer.hits.is_empty() {
+            let skill_id = weak_skills.first().or(route.skills.first()).cloned().unwrap_or_default();
+            // Weak evidence and a weak fit to the skill: the question is not this skill's after all.
+            let refusal = if !route.forced && follow_up.is_none() && route.confidence < self.model.in_domain {
+                answer.route.decision = Decision::None;
+                answer.route.skills.clear();
+                self.out_of_scope(chinese)
+            } else {
+                self.weak_evidence_refusal(&skill_id, &question, &stats, chinese)
+            };
+            answer.refusal = Some(refusal);
+            return Ok(self.finish(answer, started));
+        }
+
+        // Compile the context and answer extractively.
+        let generate_started = Instant::now();
+        answer.context =
+            compile::compile(&answer.hits, context_k.max(1), config.per_source.max(1), config.context_chars);
+        let (text, citations) = extract::extract(&question, &stats, &answer.context);
+        answer.answer = text;
+        answer.citations = citations;
+        answer.timings_ms.generate = ms(generate_started);
+        Ok(self.finish(answer, started))
+    }
+
+    fn finish(&self, mut answer: Answer, started: Instant) -> Answer {
+        answer.timings_ms.total = started.elapsed().as_secs_f64() * 1000.0;
+        if let Some(r) = &answer.refusal {
+            answer.answer = r.message.clone();
+        }
+        self.trace(&answer);
+        answer
+    }
+
+    /// `boundary` when the question is about something the skill says it does not support,
+    /// otherwise `not_found`.
+    fn weak_evidence_refusal(&self, skill_id: &str, question: &Question, stats: &TermStats, chinese: bool) -> Refusal {
+        let boundary = self.engine.skill(skill_id).ok().and_then(|s| s.boundary.as_ref());
+        if let Some(item) = boundary.and_then(|b| boundary::unsupported_topic(question, b, stats)) {
+            return boundary_refusal(skill_id, &item, chinese);
+        }
+        let message = if chinese {
+            format!("知识库中没有找到相关信息（技能：{skill_id}）。")
+        } else {
+            format!("Not found in the knowledge base (skill: {skill_id}).")
+        };
+        Refusal { kind: RefusalKind::NotFound, message }
+    }
+
+    fn out_of_scope(&self, chinese: bool) -> Refusal {
+        let skills: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
+        let message = if chinese {
+            format!("这个问题不在现有技能的范围内（可回答：{}）。", skills.join("、"))
+        } else {
+            format!("This question is outside the scope of the available skills ({}).", skills.join(", "))
+        };
+        Refusal { kind: RefusalKind::OutOfScope, message }
+    }
+
+    fn ambiguous(&self, skills: &[String], chinese: bool) -> Refusal {
+        let describe = |id: &String| {
+            let d = self.engine.skill(id).map(|s| s.description.clone()).unwrap_or_default();
+            let short: String = d.chars().take(40).collect();
+            (id.clone(), short)
+        };
+        let (a, da) = describe(&skills[0]);
+        let (b, db) = describe(&skills[1]);
+        let message = if chinese {
+            format!("这个问题可能属于「{a}」（{da}）或「{b}」（{db}）。请问您想问的是哪一个？")
+        } else {
+            format!("This could be a question for `{a}` ({da}) or `{b}` ({db}). Which one do you mean?")
+        };
+        Refusal { kind: RefusalKind::Ambiguous, message }
+    }
+
+    fn trace(&self, answer: &Answer) {
+        let path = &self.engine.project.config.ask.trace;
+        if path.is_empty() {
+            return;
+        }
+        let path = self.engine.project.root.join(path);
+        let line = serde_json::json!({
+            "time": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            "query": answer.query,
+            "route": answer.route,
+            "queries": answer.queries,
+            "attempts": answer.attempts,
+            "hits": answer.hits.iter().map(|h| serde_json::json!({
+                "skill": h.skill, "source": h.source, "chunk_id": h.chunk_id, "scores": h.scores})).collect::<Vec<_>>(),
+            "refusal": answer.refusal,
+            "timings_ms": answer.timings_ms,
+        });
+        use std::io::Write;
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+fn boundary_refusal(skill: &str, item: &str, chinese: bool) -> Refusal {
+    let message = if chinese {
+        format!("这超出了技能「{skill}」的知识边界：不支持{item}。")
+    } else {
+        format!("This is outside what the skill `{skill}` covers: it does not support {item}.")
+    };
+    Refusal { kind: RefusalKind::Boundary, message }
+}
+
+fn gated_route(kind: gate::GateKind) -> Route {
+    Route {
+        skills: vec![],
+        confidence: 1.0,
+        decision: Decision::None,
+        candidates: vec![],
+        gate: Some(kind.as_str().to_string()),
+        forced: false,
+    }
+}
+
+fn forced_route(skill: &str) -> Route {
+    Route {
+        skills: vec![skill.to_string()],
+        confidence: 1.0,
+        decision: Decision::Single,
+        candidates: vec![],
+        gate: None,
+        forced: true,
+    }
+}
+
+/// Trims the question; rejects an empty one; cuts a huge one at a character boundary.
+fn normalize_question(text: &str) -> Result<String, AskError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(AskError::Empty);
+    }
+    Ok(trimmed.chars().take(MAX_QUESTION_CHARS).collect())
+}

@@ -1,0 +1,446 @@
+//! The calibrated confidence: a logistic regression over the routing signals, and the decision
+//! thresholds, all fitted from data (`skillrag tune`), never hand-set.
+//!
+//! Training data are the skills' own examples (positives for their skill, near-miss negatives for
+//! every other skill, signals computed with the example left out of its own profile), plus any
+//! labelled questions the user supplies. The logistic regression is written out here: eight
+//! features and a few hundred rows do not justify a linear-algebra dependency.
+
+use serde::{Deserialize, Serialize};
+
+/// One (question, skill) pair's signals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signals {
+    pub skill: String,
+    pub keyword_hits: Vec<String>,
+    pub profile: f32,
+    pub dense: Option<f32>,
+    /// BM25-weighted share of the question's terms that occur anywhere in the skill's knowledge.
+    pub vocabulary: f32,
+    pub knowledge: f32,
+    pub knowledge_dense: Option<f32>,
+    pub language_match: bool,
+}
+
+pub const FEATURES: usize = 9;
+pub const FEATURE_NAMES: [&str; FEATURES] = [
+    "triggers",
+    "profile_terms",
+    "profile_dense",
+    "profile_dense_seen",
+    "vocabulary",
+    "knowledge_terms",
+    "knowledge_dense",
+    "knowledge_dense_seen",
+    "language_match",
+];
+
+impl Signals {
+    pub fn features(&self) -> [f32; FEATURES] {
+        let triggers = 1.0 - 0.5f32.powi(self.keyword_hits.len() as i32);
+        [
+            triggers,
+            self.profile,
+            self.dense.unwrap_or(0.0),
+            self.dense.is_some() as u8 as f32,
+            self.vocabulary,
+            self.knowledge,
+            self.knowledge_dense.unwrap_or(0.0),
+            self.knowledge_dense.is_some() as u8 as f32,
+            self.language_match as u8 as f32,
+        ]
+    }
+}
+
+/// What `tune` measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FitReport {
+    pub questions: usize,
+    pub labelled: usize,
+    pub pairs: usize,
+    /// Cross-validated routing accuracy on the training questions with every skill present.
+    pub accuracy: f32,
+    /// Cross-validated rate of correctly answering `none` when the question's own skill is removed.
+    pub near_miss_rejection: f32,
+    /// Expected calibration error of the cross-validated confidences (10 bins).
+    pub calibration_error: f32,
+    pub log_loss: f32,
+    pub l2: f32,
+}
+
+/// The fitted router: weights and thresholds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterModel {
+    pub feature_names: Vec<String>,
+    pub weights: Vec<f32>,
+    pub bias: f32,
+    /// The top skill is searched at or above this confidence.
+    pub accept: f32,
+    /// At or above this confidence, weak evidence means `not_found`; below, `out_of_scope`.
+    pub in_domain: f32,
+    /// Two accepted skills closer than this are ambiguous (the model's own calibration error).
+    pub margin: f32,
+    /// The routed skill's best document must cover at least this share of the question, or the
+    /// answer is `not_found`; single chunks covering less than half of it are filtered out.
+    pub evidence: f32,
+    /// Identifies the skills, settings and labelled data the model was fitted on.
+    pub fingerprint: String,
+    pub report: FitReport,
+}
+
+impl RouterModel {
+    pub fn confidence(&self, s: &Signals) -> f32 {
+        sigmoid(dot(&self.weights, &s.features()) + self.bias)
+    }
+
+    /// Whether a skill's best document covers enough of the question to answer it.
+    pub fn is_answerable(&self, knowledge: f32) -> bool {
+        knowledge >= self.evidence
+    }
+}
+
+fn sigmoid(z: f32) -> f32 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+fn dot(w: &[f32], x: &[f32]) -> f32 {
+    w.iter().zip(x).map(|(a, b)| a * b).sum()
+}
+
+/// One training question: its signals for every skill and the right skill (`None`: no skill).
+#[derive(Debug, Clone)]
+pub struct TrainingQuestion {
+    pub signals: Vec<Signals>,
+    pub answer: Option<String>,
+    /// Whether the question may also serve as a near-miss for the other skills (examples do).
+    pub near_miss: bool,
+    /// Whether its skill's knowledge holds the answer (`false` for unanswerable twins).
+    pub answerable: bool,
+}
+
+// Index loops mirror the matrix algebra they implement.
+#[allow(clippy::needless_range_loop)]
+/// Class-balanced, L2-regularized (weights, not bias) logistic regression fitted by Newton's
+/// method: a dozen exact steps instead of thousands of gradient steps, so cross-validation is cheap.
+fn fit_logistic(x: &[[f32; FEATURES]], y: &[f32], l2: f32) -> (Vec<f32>, f32) {
+    const D: usize = FEATURES + 1;
+    let mut beta = [0.0f64; D];
+    if x.is_empty() {
+        return (vec![0.0; FEATURES], 0.0);
+    }
+    let n = x.len() as f64;
+    // Classes weigh equally: a few dozen positives must not drown in the negatives.
+    let positives = y.iter().filter(|&&v| v > 0.5).count().max(1) as f64;
+    let negatives = (n - positives).max(1.0);
+    let (w_pos, w_neg) = (n / (2.0 * positives), n / (2.0 * negatives));
+    let feature = |xi: &[f32; FEATURES], k: usize| if k < FEATURES { xi[k] as f64 } else { 1.0 };
+    for _ in 0..50 {
+        let mut g = [0.0f64; D];
+        let mut h = [[0.0f64; D]; D];
+        for (xi, &yi) in x.iter().zip(y) {
+            let z: f64 = (0..D).map(|k| beta[k] * feature(xi, k)).sum();
+            let p = 1.0 / (1.0 + (-z).exp());
+            let weight = if yi > 0.5 { w_pos } else { w_neg };
+            let r = weight * (p - yi as f64);
+            let s = weight * p * (1.0 - p);
+            for a in 0..D {
+                let xa = feature(xi, a);
+                g[a] += r * xa;
+                for b in 0..D {
+                    h[a][b] += s * xa * feature(xi, b);
+                }
+            }
+        }
+        for a in 0..FEATURES {
+            g[a] += l2 as f64 * beta[a];
+            h[a][a] += l2 as f64;
+        }
+        h[FEATURES][FEATURES] += 1e-9;
+        let Some(step) = solve(h, g) else { break };
+        let mut largest = 0.0f64;
+        for k in 0..D {
+            beta[k] -= step[k];
+            largest = largest.max(step[k].abs());
+        }
+        if largest < 1e-7 {
+            break;
+        }
+    }
+    ((0..FEATURES).map(|k| beta[k] as f32).collect(), beta[FEATURES] as f32)
+}
+
+#[allow(clippy::needless_range_loop)]
+/// Solves `a · x = b` by Gaussian elimination with partial pivoting; `None` when singular.
+fn solve<const D: usize>(mut a: [[f64; D]; D], mut b: [f64; D]) -> Option<[f64; D]> {
+    for col in 0..D {
+        let pivot = (col..D).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() < 1e-12 {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        for row in col + 1..D {
+            let f = a[row][col] / a[col][col];
+            for k in col..D {
+                a[row][k] -= f * a[col][k];
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    let mut x = [0.0f64; D];
+    for row in (0..D).rev() {
+        let tail: f64 = (row + 1..D).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - tail) / a[row][row];
+    }
+    Some(x)
+}
+
+fn pairs(questions: &[&TrainingQuestion]) -> (Vec<[f32; FEATURES]>, Vec<f32>) {
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for q in questions {
+        for s in &q.signals {
+            x.push(s.features());
+            y.push((q.answer.as_deref() == Some(s.skill.as_str())) as u8 as f32);
+        }
+    }
+    (x, y)
+}
+
+/// Confidences for every question, each predicted by a model fitted without it.
+fn cross_validated(questions: &[TrainingQuestion], l2: f32) -> Vec<Vec<f32>> {
+    (0..questions.len())
+        .map(|held| {
+            let train: Vec<&TrainingQuestion> =
+                questions.iter().enumerate().filter(|(i, _)| *i != held).map(|(_, q)| q).collect();
+            let (x, y) = pairs(&train);
+            let (w, b) = fit_logistic(&x, &y, l2);
+            questions[held].signals.iter().map(|s| sigmoid(dot(&w, &s.features()) + b)).collect()
+        })
+        .collect()
+}
+
+/// The decision for one question given its skills' confidences: the top skill at or above
+/// `accept`, else none. `without` removes one skill (to simulate a question no skill covers).
+fn decide<'a>(q: &'a TrainingQuestion, conf: &[f32], accept: f32, without: Option<&str>) -> Option<&'a str> {
+    q.signals
+        .iter()
+        .zip(conf)
+        .filter(|(s, _)| Some(s.skill.as_str()) != without)
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .filter(|(_, &c)| c >= accept)
+        .map(|(s, _)| s.skill.as_str())
+}
+
+/// Fits the router on `questions`. `fingerprint` is stored to know when to refit.
+pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f32) -> RouterModel {
+    let labelled = questions.iter().filter(|q| !q.near_miss).count();
+    // Regularization strength by cross-validated log loss.
+    let mut best: Option<(f32, f32, Vec<Vec<f32>>)> = None;
+    // Not below 0.1: a handful of separable examples would otherwise drive the weights to infinity.
+    for l2 in [0.1f32, 0.3, 1.0, 3.0, 10.0] {
+        let conf = cross_validated(questions, l2);
+        let loss = log_loss(questions, &conf);
+        if best.as_ref().is_none_or(|(_, l, _)| loss < *l - 1e-6) {
+            best = Some((l2, loss, conf));
+        }
+    }
+    let (l2, loss, conf) = best.unwrap_or((1.0, f32::NAN, Vec::new()));
+
+    // Thresholds over cross-validated confidences: in-scope questions routed right (weighted by
+    // `in_scope_weight`) plus out-of-scope ones (no skill, or their own skill removed) rejected.
+    let score = |accept: f32, in_scope_weight: f32| -> f32 {
+        let (mut right, mut in_scope, mut rejected, mut out_scope) = (0, 0, 0, 0);
+        for (q, c) in questions.iter().zip(&conf) {
+            match &q.answer {
+                Some(own) => {
+                    in_scope += 1;
+                    right += (decide(q, c, accept, None) == Some(own.as_str())) as usize;
+                    if q.near_miss {
+                        out_scope += 1;
+                        rejected += decide(q, c, accept, Some(own)).is_none() as usize;
+                    }
+                }
+                None => {
+                    out_scope += 1;
+                    rejected += decide(q, c, accept, None).is_none() as usize;
+                }
+            }
+        }
+        in_scope_weight * right as f32 / in_scope.max(1) as f32 + rejected as f32 / out_scope.max(1) as f32
+    };
+    let best_threshold = |in_scope_weight: f32| {
+        let grid: Vec<f32> = (1..100).map(|i| i as f32 / 100.0).collect();
+        let scores: Vec<f32> = grid.iter().map(|&a| score(a, in_scope_weight)).collect();
+        let top = scores.iter().copied().fold(f32::MIN, f32::max);
+        let range: Vec<f32> = grid.iter().zip(&scores).filter(|(_, &s)| s >= top - 1e-6).map(|(&a, _)| a).collect();
+        range.get(range.len() / 2).copied().unwrap_or(0.5)
+    };
+    // `in_domain` balances both errors. `accept` lets more in, weighing a wrongly turned-away
+    // question like a refused answerable one: what it lets in still has to pass the evidence check,
+    // and weak evidence with a confidence below `in_domain` is refused as out of scope after all.
+    let in_domain = best_threshold(1.0);
+    let accept = best_threshold(refusal_cost).min(in_domain);
+
+    let (x, y) = pairs(&questions.iter().collect::<Vec<_>>());
+    let (weights, bias) = fit_logistic(&x, &y, l2);
+    let ece = calibration_error(questions, &conf);
+    let n = questions.len().max(1) as f32;
+    let near_total = questions.iter().filter(|q| q.near_miss && q.answer.is_some()).count().max(1) as f32;
+    let report = FitReport {
+        questions: questions.len(),
+        labelled,
+        pairs: x.len(),
+        accuracy: questions.iter().zip(&conf).filter(|(q, c)| decide(q, c, accept, None) == q.answer.as_deref()).count()
+            as f32
+            / n,
+        near_miss_rejection: questions
+            .iter()
+            .zip(&conf)
+            .filter(|(q, c)| {
+                q.near_miss && q.answer.as_deref().is_some_and(|own| decide(q, c, accept, Some(own)).is_none())
+            })
+            .count() as f32
+            / near_total,
+        calibration_error: ece,
+        log_loss: loss,
+        l2,
+    };
+    RouterModel {
+        feature_names: FEATURE_NAMES.iter().map(|s| s.to_string()).collect(),
+        weights,
+        bias,
+        accept,
+        in_domain,
+        margin: ece.clamp(0.02, 0.2),
+        evidence: fit_evidence(questions, refusal_cost),
+        fingerprint,
+        report,
+    }
+}
+
+/// The knowledge-coverage level that best separates answerable questions (their own skill's best
+/// document) from unanswerable ones (the same skill without the answering documents), weighing a
+/// refused answerable question `refusal_cost` times an answered unanswerable one; the middle of
+/// the best range. Chunks covering less than half of it are filtered out.
+fn fit_evidence(questions: &[TrainingQuestion], refusal_cost: f32) -> f32 {
+    let mut positives = Vec::new();
+    let mut negatives = Vec::new();
+    for q in questions {
+        let Some(own) = q.signals.iter().find(|s| q.answer.as_deref() == Some(s.skill.as_str())) else { continue };
+        if q.answerable {
+            positives.push(own.knowledge);
+        } else {
+            negatives.push(own.knowledge);
+        }
+    }
+    if positives.is_empty() {
+        return 0.0;
+    }
+    let balanced = |t: f32| {
+        let tp = positives.iter().filter(|&&v| v >= t).count() as f32 / positives.len() as f32;
+        let tn = if negatives.is_empty() {
+            1.0
+        } else {
+            negatives.iter().filter(|&&v| v < t).count() as f32 / negatives.len() as f32
+        };
+        refusal_cost * tp + tn
+    };
+    let grid: Vec<f32> = (0..100).map(|i| i as f32 / 100.0).collect();
+    let best = grid.iter().map(|&t| balanced(t)).fold(f32::MIN, f32::max);
+    let range: Vec<f32> = grid.into_iter().filter(|&t| balanced(t) >= best - 1e-6).collect();
+    // The middle of the best range: the widest margin on both sides.
+    range.get(range.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn log_loss(questions: &[TrainingQuestion], conf: &[Vec<f32>]) -> f32 {
+    let mut total = 0.0;
+    let mut n = 0usize;
+    for (q, c) in questions.iter().zip(conf) {
+        for (s, &p) in q.signals.iter().zip(c) {
+            let y = q.answer.as_deref() == Some(s.skill.as_str());
+            let p = p.clamp(1e-6, 1.0 - 1e-6);
+            total -= if y { p.ln() } else { (1.0 - p).ln() };
+            n += 1;
+        }
+    }
+    total / n.max(1) as f32
+}
+
+/// Expected calibration error over 10 equal-width bins.
+fn calibration_error(questions: &[TrainingQuestion], conf: &[Vec<f32>]) -> f32 {
+    let mut bins = [(0.0f32, 0.0f32, 0usize); 10];
+    for (q, c) in questions.iter().zip(conf) {
+        for (s, &p) in q.signals.iter().zip(c) {
+            let y = (q.answer.as_deref() == Some(s.skill.as_str())) as u8 as f32;
+            let b = ((p * 10.0) as usize).min(9);
+            bins[b].0 += p;
+            bins[b].1 += y;
+            bins[b].2 += 1;
+        }
+    }
+    let total: usize = bins.iter().map(|b| b.2).sum();
+    if total == 0 {
+        return 0.0;
+    }
+    bins.iter().filter(|b| b.2 > 0).map(|b| (b.0 - b.1).abs() / total as f32).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signals(skill: &str, knowledge: f32, hits: usize) -> Signals {
+        Signals {
+            skill: skill.into(),
+            keyword_hits: vec!["k".into(); hits],
+            profile: knowledge / 2.0,
+            dense: None,
+            vocabulary: knowledge,
+            knowledge,
+            knowledge_dense: None,
+            language_match: true,
+        }
+    }
+
+    #[test]
+    fn solves_linear_systems() {
+        let x = solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]).unwrap();
+        assert!((x[0] - 0.8).abs() < 1e-9 && (x[1] - 1.4).abs() < 1e-9);
+        assert!(solve([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn fits_a_separable_problem() {
+        let mut questions = Vec::new();
+        for i in 0..6 {
+            let strong = 0.7 + i as f32 * 0.04;
+            let weak = 0.1 + i as f32 * 0.03;
+            questions.push(TrainingQuestion {
+                signals: vec![signals("a", strong, 1), signals("b", weak, 0)],
+                answer: Some("a".into()),
+                near_miss: true,
+                answerable: true,
+            });
+            questions.push(TrainingQuestion {
+                signals: vec![signals("a", weak, 0), signals("b", strong, 2)],
+                answer: Some("b".into()),
+                near_miss: true,
+                answerable: true,
+            });
+            questions.push(TrainingQuestion {
+                signals: vec![signals("a", weak, 0), signals("b", weak + 0.15, 2)],
+                answer: Some("b".into()),
+                near_miss: true,
+                answerable: false,
+            });
+        }
+        let model = fit(&questions, "fp".into(), 1.0);
+        assert_eq!(model.report.accuracy, 1.0, "{:?}", model.report);
+        assert_eq!(model.report.near_miss_rejection, 1.0, "{:?}", model.report);
+        assert!(model.accept > 0.05 && model.accept < 0.95);
+        assert!(model.evidence > 0.25 && model.evidence <= 0.7, "{}", model.evidence);
+        assert!(model.confidence(&signals("a", 0.9, 2)) > model.accept);
+        assert!(model.confidence(&signals("a", 0.05, 0)) < model.accept);
+    }
+}

@@ -1,0 +1,239 @@
+//! `skillrag tune`: fitting the router from the skills' own examples (positives for their skill,
+//! near-miss negatives for the others) plus optional labelled questions, and keeping the result
+//! in the project (`.skillrag/router.json`). The router is refitted automatically when the skills,
+//! settings or indexes change; labelled questions given to `tune` are kept for those refits.
+
+use crate::evidence::coverage;
+use crate::route::model::{self, RouterModel, TrainingQuestion};
+use crate::route::Probe;
+use crate::{AskError, Assistant};
+use serde::{Deserialize, Serialize};
+use skillrag_engine::SearchOptions;
+use skillrag_store::Filter;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+/// A question with the skill it belongs to (`None`: no skill should answer it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelledQuestion {
+    pub query: String,
+    pub skill: Option<String>,
+    /// `false` for a question of the skill whose answer is not in its knowledge (`"type": "unanswerable"`).
+    #[serde(default = "yes")]
+    pub answerable: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error("{path}:{line}: {message}")]
+    Parse { path: String, line: usize, message: String },
+    #[error("{path}:{line}: unknown skill `{skill}`")]
+    UnknownSkill { path: String, line: usize, skill: String },
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+/// Reads labelled questions: JSON lines `{"query": "...", "skill": "labor-law" | null}` (other
+/// fields are ignored). Rows of type `chitchat` are skipped (the gate handles them).
+pub fn read_labelled(path: &std::path::Path, skills: &[String]) -> Result<Vec<LabelledQuestion>, TuneError> {
+    let text = std::fs::read_to_string(path).map_err(|e| TuneError::Io(path.display().to_string(), e))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let err = |message: String| TuneError::Parse { path: path.display().to_string(), line: i + 1, message };
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| err(e.to_string()))?;
+        if value.get("type").and_then(|t| t.as_str()) == Some("chitchat") {
+            continue;
+        }
+        let query = value.get("query").and_then(|q| q.as_str()).ok_or_else(|| err("missing \"query\"".into()))?;
+        let skill = match value.get("skill") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(other) => return Err(err(format!("\"skill\" must be a string or null, got {other}"))),
+        };
+        if let Some(s) = &skill {
+            if !skills.contains(s) {
+                return Err(TuneError::UnknownSkill {
+                    path: path.display().to_string(),
+                    line: i + 1,
+                    skill: s.clone(),
+                });
+            }
+        }
+        let answerable = value.get("type").and_then(|t| t.as_str()) != Some("unanswerable");
+        out.push(LabelledQuestion { query: query.to_string(), skill, answerable });
+    }
+    Ok(out)
+}
+
+/// Bumped whenever fitting changes, so saved routers are refitted.
+const ROUTER_VERSION: &str = "router-8";
+
+/// Questions from many everyday domains (see the file's header).
+const BACKGROUND: &str = include_str!("route/background.txt");
+
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    model: RouterModel,
+    labelled: Vec<LabelledQuestion>,
+}
+
+fn path(assistant: &Assistant) -> PathBuf {
+    assistant.engine.project.state_dir().join("router.json")
+}
+
+/// Everything the fitted model depends on.
+fn fingerprint(assistant: &Assistant, labelled: &[LabelledQuestion]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(ROUTER_VERSION.as_bytes());
+    h.update(BACKGROUND.as_bytes());
+    h.update(model::FEATURE_NAMES.join(",").as_bytes());
+    h.update(&skillrag_text::ANALYZER_VERSION.to_le_bytes());
+    h.update(assistant.engine.model().map_or("none", |m| m.id.as_str()).as_bytes());
+    h.update(format!("{:?}", assistant.engine.project.config.retrieval).as_bytes());
+    h.update(assistant.engine.project.config.ask.refusal_cost.to_le_bytes().as_slice());
+    for skill in assistant.engine.skills() {
+        h.update(
+            format!(
+                "{}|{}|{:?}|{:?}|{:?}|{:?}",
+                skill.id, skill.description, skill.triggers, skill.examples, skill.boundary, skill.title
+            )
+            .as_bytes(),
+        );
+        let generation = assistant.engine.store().generation(&skill.id).ok().flatten();
+        h.update(format!("{generation:?}").as_bytes());
+    }
+    for l in labelled {
+        h.update(format!("{}|{:?}|{}", l.query, l.skill, l.answerable).as_bytes());
+    }
+    h.finalize().to_hex()[..16].to_string()
+}
+
+/// A neutral model used only while the real one is being fitted.
+pub(crate) fn untrained() -> RouterModel {
+    model::fit(&[], String::new(), 1.0)
+}
+
+/// The saved router if it still fits the project, else a fresh fit; with the labelled questions.
+pub(crate) fn load_or_fit(assistant: &Assistant) -> Result<(RouterModel, Vec<LabelledQuestion>), AskError> {
+    let saved: Option<Saved> =
+        std::fs::read_to_string(path(assistant)).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let labelled = saved.as_ref().map(|s| s.labelled.clone()).unwrap_or_default();
+    if let Some(saved) = saved {
+        if saved.model.fingerprint == fingerprint(assistant, &labelled) && saved.model.weights.len() == model::FEATURES
+        {
+            return Ok((saved.model, labelled));
+        }
+    }
+    Ok((fit_and_save(assistant, labelled.clone())?, labelled))
+}
+
+pub(crate) fn fit_and_save(assistant: &Assistant, labelled: Vec<LabelledQuestion>) -> Result<RouterModel, AskError> {
+    let questions = training_questions(assistant, &labelled)?;
+    let model =
+        model::fit(&questions, fingerprint(assistant, &labelled), assistant.engine.project.config.ask.refusal_cost);
+    let saved = Saved { model, labelled };
+    let target = path(assistant);
+    // The router is refitted when missing, so failing to save only costs time later.
+    if let Some(dir) = target.parent() {
+        if std::fs::create_dir_all(dir).is_ok() {
+            if let Ok(text) = serde_json::to_string_pretty(&saved) {
+                let tmp = target.with_extension("json.tmp");
+                if std::fs::write(&tmp, text).is_ok() {
+                    let _ = std::fs::rename(&tmp, &target);
+                }
+            }
+        }
+    }
+    Ok(saved.model)
+}
+
+/// Signals of every example (left out of its own profile) and labelled question.
+///
+/// Each example also yields an *unanswerable twin*: the same question with the document that
+/// best answers it left out of its skill's knowledge — what a question of the skill's domain
+/// whose answer is not in the knowledge base looks like. It should still be routed to the skill
+/// (and then refused as `not_found`); the evidence threshold is fitted to tell the two apart.
+fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> Result<Vec<TrainingQuestion>, AskError> {
+    let skills: Vec<String> = assistant.engine.skills().iter().map(|s| s.id.clone()).collect();
+    let hits = assistant.engine.project.config.ask.hits;
+    let mut out = Vec::new();
+    for skill in assistant.engine.skills() {
+        for (i, example) in skill.examples.iter().enumerate() {
+            let crate::Probed { question, prepared, stats, mut probes } = assistant.probe(example, &skills)?;
+            let signals = assistant.dispatcher.signals(&question, &stats, &probes, Some((&skill.id, i)));
+            out.push(TrainingQuestion { signals, answer: Some(skill.id.clone()), near_miss: true, answerable: true });
+
+            // The unanswerable twin: every document that covers the question about as well as
+            // the best one is left out, as when a knowledge base simply lacks the answer.
+            let Some(own) = probes.get(&skill.id) else { continue };
+            let removed_sources: Vec<String> = own
+                .source_coverages
+                .iter()
+                .filter(|(_, c)| *c >= 0.75 * own.best_coverage)
+                .map(|(s, _)| s.clone())
+                .collect();
+            if removed_sources.is_empty() {
+                continue;
+            }
+            let filter = removed_sources.iter().fold(Filter::none(), |f, s| f.excluding(s));
+            let options = SearchOptions { skills: vec![skill.id.clone()], k: Some(hits), filter, ..Default::default() };
+            let result = assistant.engine.search_prepared(example, &prepared, &options)?;
+            probes.insert(skill.id.clone(), Probe::new(&skill.id, result.hits, &question, &stats));
+            let mut signals = assistant.dispatcher.signals(&question, &stats, &probes, Some((&skill.id, i)));
+            // Without those documents, the words only they contained are unknown to the skill too.
+            if let Some(index) = assistant.engine.index_of(&skill.id)? {
+                let mut removed: HashMap<String, u64> = HashMap::new();
+                for chunk in removed_sources.iter().flat_map(|s| index.chunks_of(s)) {
+                    let terms: HashSet<String> = skillrag_text::analyze(&chunk.indexed_text()).into_iter().collect();
+                    for t in question.terms.iter().filter(|t| terms.contains(*t)) {
+                        *removed.entry(t.clone()).or_default() += 1;
+                    }
+                }
+                if let Some(own) = signals.iter_mut().find(|s| s.skill == skill.id) {
+                    own.vocabulary = coverage(&question.terms, &stats, |t| {
+                        stats.count_in(&skill.id, t) > removed.get(t).copied().unwrap_or(0)
+                    });
+                }
+            }
+            out.push(TrainingQuestion { signals, answer: Some(skill.id.clone()), near_miss: true, answerable: false });
+        }
+    }
+    // Everyday questions of other domains as out-of-scope negatives — unless a skill's knowledge
+    // covers one as well as it covers its own examples (then it may well be in scope).
+    let mut least_own: HashMap<String, f32> = HashMap::new();
+    for q in out.iter().filter(|q| q.answerable) {
+        if let Some(own) = q.signals.iter().find(|s| q.answer.as_deref() == Some(s.skill.as_str())) {
+            let e = least_own.entry(own.skill.clone()).or_insert(f32::MAX);
+            *e = e.min(own.knowledge);
+        }
+    }
+    for line in BACKGROUND.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let p = assistant.probe(line, &skills)?;
+        let signals = assistant.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
+        let in_scope = signals.iter().any(|s| least_own.get(&s.skill).is_some_and(|&min| s.knowledge >= min));
+        if !in_scope {
+            out.push(TrainingQuestion { signals, answer: None, near_miss: false, answerable: false });
+        }
+    }
+    for l in labelled {
+        if crate::gate::classify(&l.query).is_some() {
+            continue;
+        }
+        let p = assistant.probe(&l.query, &skills)?;
+        let signals = assistant.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
+        out.push(TrainingQuestion {
+            signals,
+            answer: l.skill.clone(),
+            near_miss: false,
+            answerable: l.skill.is_some() && l.answerable,
+        });
+    }
+    Ok(out)
+}

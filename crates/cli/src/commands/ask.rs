@@ -1,0 +1,268 @@
+//! `skillrag ask`, `chat`, `batch`, `route` and `tune`.
+
+use super::{open_engine, open_project, print_json};
+use crate::cli::{AskArgs, BatchArgs, ChatArgs, Cli, RouteArgs, TuneArgs};
+use crate::output::{truncate, Table};
+use anyhow::{Context, Result};
+use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Decision, Route};
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+fn open_assistant(cli: &Cli) -> Result<Assistant> {
+    let engine = open_engine(open_project(cli)?)?;
+    Ok(Assistant::open(engine)?)
+}
+
+pub fn ask(cli: &Cli, args: &AskArgs) -> Result<ExitCode> {
+    let assistant = open_assistant(cli)?;
+    let answer = assistant.ask(&args.query, &AskOptions { skill: args.skill.clone(), id: None })?;
+    if cli.json {
+        print_json(&answer)?;
+    } else {
+        print_answer(&answer, args.hits);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Answer text, citations and a one-line route summary.
+fn print_answer(answer: &Answer, show_hits: bool) {
+    for w in &answer.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("{}", answer.answer);
+    if !answer.citations.is_empty() {
+        println!();
+        for c in &answer.citations {
+            let heading = if c.heading.is_empty() { String::new() } else { format!(" › {}", c.heading) };
+            println!("[{}] {}/{}{heading}", c.n, c.skill, c.source);
+        }
+    }
+    if show_hits {
+        println!();
+        for (i, h) in answer.hits.iter().enumerate() {
+            println!(
+                "  {:>2}. {}/{} #{}  fused {:.4}  bm25 {}  dense {}",
+                i + 1,
+                h.skill,
+                h.source,
+                h.ordinal,
+                h.scores.fused,
+                h.scores.bm25.map_or("-".into(), |s| format!("{s:.2}")),
+                h.scores.dense.map_or("-".into(), |s| format!("{s:.3}"))
+            );
+        }
+    }
+    eprintln!("{}", route_summary(answer));
+}
+
+fn route_summary(answer: &Answer) -> String {
+    let r = &answer.route;
+    let refusal = answer
+        .refusal
+        .as_ref()
+        .and_then(|r| serde_json::to_value(r.kind).ok())
+        .and_then(|v| v.as_str().map(|s| format!(", refusal {s}")))
+        .unwrap_or_default();
+    let how = match (&r.gate, r.forced) {
+        (Some(g), _) => format!("gate: {g}"),
+        (None, true) => format!("skill {} (forced)", r.skills.join(", ")),
+        (None, false) => format!("{} {} ({:.2})", decision_name(r.decision), r.skills.join(" + "), r.confidence),
+    };
+    format!(
+        "— {how}{refusal}; {} attempt(s); {:.1} ms (route {:.1}, retrieve {:.1}, answer {:.1})",
+        answer.attempts,
+        answer.timings_ms.total,
+        answer.timings_ms.route,
+        answer.timings_ms.retrieve,
+        answer.timings_ms.generate
+    )
+}
+
+fn decision_name(d: Decision) -> &'static str {
+    match d {
+        Decision::Single => "single",
+        Decision::Multi => "multi",
+        Decision::Ambiguous => "ambiguous",
+        Decision::None => "none",
+    }
+}
+
+pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
+    let assistant = open_assistant(cli)?;
+    let mut conversation = Conversation::new();
+    let mut skill = args.skill.clone();
+    let interactive = std::io::stdin().is_terminal();
+    if interactive {
+        let skills: Vec<&str> = assistant.engine.skills().iter().map(|s| s.id.as_str()).collect();
+        eprintln!("skillrag chat — skills: {}. /help for commands, /quit to leave.", skills.join(", "));
+    }
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    loop {
+        if interactive {
+            eprint!("{}> ", skill.as_deref().unwrap_or(""));
+            std::io::stderr().flush().ok();
+        }
+        let Some(line) = lines.next() else { break };
+        let line = line.context("reading stdin")?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        match text {
+            "/quit" | "/exit" | "/q" => break,
+            "/help" => {
+                eprintln!("/skill NAME  answer from one skill\n/auto        route every question\n/reset       forget the conversation\n/quit        leave");
+                continue;
+            }
+            "/auto" => {
+                skill = None;
+                continue;
+            }
+            "/reset" => {
+                conversation = Conversation::new();
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(name) = text.strip_prefix("/skill ") {
+            match assistant.engine.skill(name.trim()) {
+                Ok(s) => skill = Some(s.id.clone()),
+                Err(e) => eprintln!("{e}"),
+            }
+            continue;
+        }
+        match assistant.ask_in(text, &AskOptions { skill: skill.clone(), id: None }, Some(&conversation)) {
+            Ok(answer) => {
+                conversation.record(text, &answer);
+                if cli.json {
+                    println!("{}", serde_json::to_string(&answer)?);
+                } else {
+                    print_answer(&answer, false);
+                    println!();
+                }
+            }
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(serde::Deserialize)]
+struct BatchQuestion {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    query: String,
+    #[serde(default)]
+    skill: Option<String>,
+}
+
+pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
+    let assistant = open_assistant(cli)?;
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut failed = 0usize;
+    for (i, line) in stdin.lock().lines().enumerate() {
+        let line = line.context("reading stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let text = match serde_json::from_str::<BatchQuestion>(&line) {
+            Err(e) => {
+                failed += 1;
+                serde_json::json!({"id": null, "error": format!("line {}: not a question object ({e})", i + 1)})
+                    .to_string()
+            }
+            Ok(q) => {
+                let id = q.id.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
+                let options = AskOptions { skill: q.skill.or_else(|| args.skill.clone()), id: id.clone() };
+                match assistant.ask(&q.query, &options) {
+                    Ok(answer) => serde_json::to_string(&answer)?,
+                    Err(e) => {
+                        failed += 1;
+                        serde_json::json!({"id": id, "query": q.query, "error": e.to_string()}).to_string()
+                    }
+                }
+            }
+        };
+        writeln!(out, "{text}")?;
+        out.flush()?;
+    }
+    if failed > 0 {
+        eprintln!("{failed} question(s) could not be answered; see the \"error\" lines");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn route(cli: &Cli, args: &RouteArgs) -> Result<ExitCode> {
+    let assistant = open_assistant(cli)?;
+    let route = assistant.route(&args.query)?;
+    if cli.json {
+        print_json(&route)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_route(&route, assistant.router().accept);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_route(route: &Route, accept: f32) {
+    if let Some(g) = &route.gate {
+        println!("gate: {g} (no retrieval)");
+        return;
+    }
+    let mut table =
+        Table::new(&["SKILL", "CONFIDENCE", "TRIGGERS", "PROFILE", "DENSE", "KNOWLEDGE", "KNOWLEDGE DENSE", "LANG"]);
+    for c in &route.candidates {
+        let opt = |v: Option<f32>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"));
+        table.row(vec![
+            c.skill.clone(),
+            format!("{:.3}", c.score),
+            if c.keyword_hits.is_empty() { "-".into() } else { truncate(&c.keyword_hits.join(", "), 30) },
+            format!("{:.3}", c.profile),
+            opt(c.dense),
+            format!("{:.3}", c.knowledge),
+            opt(c.knowledge_dense),
+            if c.language_match { "yes".into() } else { "no".into() },
+        ]);
+    }
+    table.print();
+    println!(
+        "\ndecision: {} {} (confidence {:.3}, accept ≥ {accept:.2})",
+        decision_name(route.decision),
+        route.skills.join(" + "),
+        route.confidence
+    );
+}
+
+pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
+    let mut assistant = open_assistant(cli)?;
+    let skills: Vec<String> = assistant.engine.skills().iter().map(|s| s.id.clone()).collect();
+    let labelled = match &args.labelled {
+        Some(path) => skillrag_ask::read_labelled(path, &skills)?,
+        None => Vec::new(),
+    };
+    let model = assistant.tune(labelled)?.clone();
+    if cli.json {
+        print_json(&model)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let r = &model.report;
+    println!(
+        "fitted on {} question(s) ({} labelled, {} skill pairs); regularization {}",
+        r.questions, r.labelled, r.pairs, r.l2
+    );
+    println!("cross-validated routing accuracy:   {:.3}", r.accuracy);
+    println!("near misses rejected (own skill removed): {:.3}", r.near_miss_rejection);
+    println!("calibration error (ECE):            {:.3}", r.calibration_error);
+    println!("log loss:                           {:.3}", r.log_loss);
+    println!(
+        "thresholds: accept ≥ {:.2}, ambiguous within {:.2}, evidence ≥ {:.2}",
+        model.accept, model.margin, model.evidence
+    );
+    let weights: Vec<String> =
+        model.feature_names.iter().zip(&model.weights).map(|(n, w)| format!("{n} {w:+.2}")).collect();
+    println!("weights: {} (bias {:+.2})", weights.join(", "), model.bias);
+    eprintln!("saved to {}", assistant.engine.project.state_dir().join("router.json").display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,224 @@
+//! End-to-end tests of the ask path through the real binary: `ask`, `chat`, `batch`, `route`,
+//! `tune` and `eval` on the bundled example project with the real embedding model.
+
+mod common;
+
+use common::{demo_indexed, json, run, skillrag, stderr};
+use serde_json::Value;
+use std::io::Write;
+use std::process::Stdio;
+
+#[test]
+fn ask_answers_with_citations_in_the_contract_shape() {
+    let tmp = demo_indexed();
+    let dir = tmp.path();
+    let a = json(dir, &["ask", "劳动合同期限一年的，试用期最长多久？"]);
+    for field in ["query", "route", "retrieved", "attempts", "hits", "answer", "citations", "refusal", "timings_ms"] {
+        assert!(a.get(field).is_some(), "answer lacks {field}: {a}");
+    }
+    assert_eq!(a["route"]["skills"], serde_json::json!(["labor-law"]), "{a}");
+    assert_eq!(a["route"]["decision"], "single");
+    assert!(a["route"]["confidence"].as_f64().unwrap() > 0.5);
+    assert_eq!(a["retrieved"], true);
+    assert!(a["refusal"].is_null(), "{a}");
+    let text = a["answer"].as_str().unwrap();
+    assert!(text.contains("试用期") && text.contains(']'), "{text}");
+    // Every [n] in the answer is a citation, and every citation names a retrieved source.
+    let citations = a["citations"].as_array().unwrap();
+    assert!(!citations.is_empty());
+    for c in citations {
+        assert!(text.contains(&format!("[{}]", c["n"])), "citation {c} unused in {text}");
+        assert!(a["hits"].as_array().unwrap().iter().any(|h| h["source"] == c["source"]));
+    }
+    // The answer only holds retrieved text: every sentence occurs in some hit.
+    for sentence in text.split(['[', ']']).filter(|s| s.chars().count() > 3) {
+        assert!(
+            a["hits"].as_array().unwrap().iter().any(|h| h["text"].as_str().unwrap().contains(sentence)),
+            "{sentence:?} was not retrieved"
+        );
+    }
+}
+
+#[test]
+fn gate_refusals_and_boundaries() {
+    let tmp = demo_indexed();
+    let dir = tmp.path();
+    for q in ["你好", "谢谢！", "帮我润色这段话：我们明天开会。", "Thanks, that's all."] {
+        let a = json(dir, &["ask", q]);
+        assert!(a["route"]["gate"].is_string(), "{q}: {a}");
+        assert_eq!(a["retrieved"], false);
+        assert!(a["refusal"].is_null());
+        assert!(!a["answer"].as_str().unwrap().is_empty());
+    }
+    let a = json(dir, &["ask", "股票基金怎么选？"]);
+    assert_eq!(a["refusal"]["kind"], "out_of_scope", "{a}");
+    assert!(a["refusal"]["message"].as_str().unwrap().contains("范围"), "answers in the question's language: {a}");
+    // labor-law's SKILL.md says it does not cover 工伤认定.
+    let a = json(dir, &["ask", "工伤认定的申请时限是多久？"]);
+    assert_eq!(a["refusal"]["kind"], "boundary", "{a}");
+    assert!(a["refusal"]["message"].as_str().unwrap().contains("工伤认定"), "{a}");
+}
+
+#[test]
+fn forced_skill_and_not_found() {
+    let tmp = demo_indexed();
+    let dir = tmp.path();
+    let a = json(dir, &["ask", "What is the boiling point of mercury?", "--skill", "router-faq"]);
+    assert_eq!(a["route"]["forced"], true);
+    assert_eq!(a["refusal"]["kind"], "not_found", "{a}");
+    assert!(a["refusal"]["message"].as_str().unwrap().starts_with("Not found in the knowledge base"), "{a}");
+    assert!(a["attempts"].as_u64().unwrap() >= 2, "weak evidence is retried: {a}");
+    assert!(a["attempts"].as_u64().unwrap() <= 3, "at most two retries: {a}");
+}
+
+#[test]
+fn bad_questions_never_panic() {
+    let tmp = demo_indexed();
+    let dir = tmp.path();
+    let out = skillrag(dir, &["ask", "   "]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("the question is empty"), "{}", stderr(&out));
+    let huge = "劳动合同".repeat(8_500); // 100 KB (a single argument may not exceed 128 KB)
+    let a = json(dir, &["ask", &huge]);
+    assert!(a["answer"].is_string());
+    for q in ["？？？!!!", "试用期 probation 多久 how long", "🙂"] {
+        let a = json(dir, &["ask", q]);
+        assert!(a["answer"].is_string(), "{q}");
+    }
+}
+
+#[test]
+fn route_shows_every_signal() {
+    let tmp = demo_indexed();
+    let route = json(tmp.path(), &["route", "How do I factory reset the router?"]);
+    let candidates = route["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 3);
+    for field in
+        ["score", "keyword_hits", "dense", "profile", "vocabulary", "knowledge", "knowledge_dense", "language_match"]
+    {
+        assert!(candidates[0].get(field).is_some(), "candidate lacks {field}");
+    }
+    assert_eq!(route["skills"], serde_json::json!(["router-faq"]), "{route}");
+    assert!(candidates[0]["dense"].is_number(), "English is visible to the model: {route}");
+    let out = run(tmp.path(), &["route", "试用期最长多久？"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("decision: single labor-law"), "{text}");
+}
+
+#[test]
+fn batch_keeps_order_and_reports_bad_lines() {
+    let tmp = demo_indexed();
+    let mut child = skillrag(tmp.path(), &["batch"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let input = "{\"id\": \"a\", \"query\": \"试用期工资最低多少？\"}\nnot json\n{\"id\": 7, \"query\": \"hi\"}\n{\"id\": \"c\", \"query\": \"How do I update the firmware?\"}\n";
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["id"], "a");
+    assert!(lines[1]["error"].as_str().unwrap().contains("line 2"), "{}", lines[1]);
+    assert_eq!(lines[2]["id"], "7");
+    assert!(lines[2]["route"]["gate"].is_string());
+    assert_eq!(lines[3]["id"], "c");
+    assert_eq!(lines[3]["route"]["skills"], serde_json::json!(["router-faq"]));
+}
+
+#[test]
+fn chat_follow_up_keeps_the_skill() {
+    let tmp = demo_indexed();
+    let mut child =
+        skillrag(tmp.path(), &["chat", "--json"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all("用人单位解除劳动合同时，什么情况下要支付经济补偿？\n那试用期呢？\n/quit\n".as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let turns: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(turns.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(turns[0]["route"]["skills"], serde_json::json!(["labor-law"]));
+    assert_eq!(turns[1]["route"]["skills"], serde_json::json!(["labor-law"]), "{}", turns[1]);
+    assert!(turns[1]["queries"][0].as_str().unwrap().contains("试用期"), "{}", turns[1]);
+    assert!(turns[1]["queries"][0].as_str().unwrap().chars().count() > "那试用期呢？".chars().count());
+}
+
+#[test]
+fn tune_fits_and_reports() {
+    let tmp = demo_indexed();
+    let dir = tmp.path();
+    let labelled = dir.join("labelled.jsonl");
+    std::fs::write(
+        &labelled,
+        "{\"query\": \"试用期可以约定几次？\", \"skill\": \"labor-law\"}\n{\"query\": \"Where is the WPS button?\", \"skill\": \"router-faq\"}\n{\"query\": \"明天股市会涨吗？\", \"skill\": null}\n",
+    )
+    .unwrap();
+    let out = run(dir, &["tune", "--labelled", labelled.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("cross-validated routing accuracy") && text.contains("calibration error"), "{text}");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".skillrag/router.json")).unwrap()).unwrap();
+    assert_eq!(saved["labelled"].as_array().unwrap().len(), 3);
+    assert!(saved["model"]["accept"].as_f64().unwrap() > 0.0);
+    std::fs::write(&labelled, "{\"query\": \"x\", \"skill\": \"nope\"}\n").unwrap();
+    let out = skillrag(dir, &["tune", "--labelled", labelled.to_str().unwrap()]).output().unwrap();
+    assert!(stderr(&out).contains("labelled.jsonl:1: unknown skill `nope`"), "{}", stderr(&out));
+}
+
+#[test]
+fn eval_writes_markdown_json_and_chart() {
+    let tmp = demo_indexed();
+    let dir = tmp.path();
+    let bench = dir.join("bench");
+    std::fs::create_dir_all(&bench).unwrap();
+    common::copy_dir(&dir.join("skills"), &bench.join("skills"));
+    std::fs::write(
+        bench.join("queries.jsonl"),
+        [
+            r#"{"id": "q1", "query": "劳动合同期限一年的，试用期最长多久？", "skill": "labor-law", "answers": ["第十九条"], "gold_sources": ["knowledge/labor-contract-law-03.md"], "type": "fact"}"#,
+            r#"{"id": "q2", "query": "How do I factory reset the router?", "skill": "router-faq", "answers": ["10 seconds"], "gold_sources": ["knowledge/troubleshooting.md", "knowledge/faq.md"], "type": "fact"}"#,
+            r#"{"id": "q3", "query": "你好", "skill": null, "answers": [], "gold_sources": [], "type": "chitchat"}"#,
+            r#"{"id": "q4", "query": "股票基金怎么选？", "skill": null, "answers": [], "gold_sources": [], "type": "out_of_scope"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let report = json(dir, &["eval", bench.to_str().unwrap(), "--out", dir.join("report").to_str().unwrap()]);
+    let m = &report["report"]["overall"];
+    assert_eq!(m["questions"], 4);
+    assert_eq!(m["routing_accuracy"], 1.0, "{report}");
+    assert_eq!(m["hit_at_5"], 1.0, "{report}");
+    assert_eq!(m["chitchat_without_retrieval"], 1.0);
+    assert_eq!(m["out_of_scope_rejected"], 1.0);
+    for file in ["report.md", "report.json", "chart.svg", "answers.jsonl"] {
+        assert!(dir.join("report").join(file).is_file(), "{file}");
+    }
+    let md = std::fs::read_to_string(dir.join("report/report.md")).unwrap();
+    assert!(md.contains("| hit@5 (fact) |") && md.contains("latency"), "{md}");
+}
+
+#[test]
+fn trace_and_model_mismatch() {
+    let tmp = demo_indexed();
+    let dir = tmp.path();
+    let out = skillrag(dir, &["ask", "试用期工资最低多少？", "--json"])
+        .env("SKILLRAG_ASK_TRACE", ".skillrag/trace.jsonl")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let trace = std::fs::read_to_string(dir.join(".skillrag/trace.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(trace.lines().next().unwrap()).unwrap();
+    for field in ["query", "route", "queries", "hits", "refusal", "timings_ms"] {
+        assert!(line.get(field).is_some(), "trace lacks {field}");
+    }
+    // An index built with the model, asked without it: detected, with a request to re-index.
+    let out =
+        skillrag(dir, &["ask", "How do I update the firmware?"]).env("SKILLRAG_EMBED_MODEL", "none").output().unwrap();
+    assert!(stderr(&out).contains("run `skillrag index"), "{}", stderr(&out));
+    // A skill with no index yet.
+    std::fs::remove_dir_all(dir.join(".skillrag/index/router-faq")).unwrap();
+    let out = skillrag(dir, &["ask", "How do I update the firmware?", "--skill", "router-faq"]).output().unwrap();
+    assert!(stderr(&out).contains("run `skillrag index --skill router-faq`"), "{}", stderr(&out));
+}

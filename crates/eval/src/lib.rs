@@ -1,0 +1,346 @@
+//! Evaluation (DESIGN.md §7): scores answers to a benchmark's questions, per skill and overall.
+//!
+//! A benchmark folder holds `skills/` and `queries.jsonl` rows `{id, query, skill, answers,
+//! gold_sources, type}` with `type` in `fact | unanswerable | out_of_scope | chitchat`. Answers
+//! are the JSON contract of DESIGN.md §6, so answers produced by another system (a peer
+//! baseline) are scored by the same code.
+
+mod chart;
+
+pub use chart::svg_chart;
+
+use serde::{Deserialize, Serialize};
+use skillrag_ask::{Answer, RefusalKind};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One benchmark question.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct BenchRow {
+    pub id: String,
+    pub query: String,
+    pub skill: Option<String>,
+    #[serde(default)]
+    pub answers: Vec<String>,
+    #[serde(default)]
+    pub gold_sources: Vec<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+    #[error("{path}:{line}: {message}")]
+    Parse { path: String, line: usize, message: String },
+    #[error("answers file has no answer for question `{0}`")]
+    Missing(String),
+}
+
+/// Reads `queries.jsonl` of a benchmark folder.
+pub fn load_queries(bench: &Path) -> Result<Vec<BenchRow>, EvalError> {
+    read_jsonl(&bench.join("queries.jsonl"))
+}
+
+/// Reads answers (one JSON answer per line, with `id`) in any order.
+pub fn load_answers(path: &Path) -> Result<Vec<Answer>, EvalError> {
+    read_jsonl(path)
+}
+
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|e| EvalError::Io(path.display().to_string(), e))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| EvalError::Parse {
+                path: path.display().to_string(),
+                line: i + 1,
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Quality metrics of a group of questions. Rates are `null` when the group has no such rows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Metrics {
+    pub questions: usize,
+    pub routing_accuracy: Option<f64>,
+    pub fact: usize,
+    pub hit_at_1: Option<f64>,
+    pub hit_at_5: Option<f64>,
+    pub mrr_at_10: Option<f64>,
+    /// Share of fact rows that were refused.
+    pub false_refusals: Option<f64>,
+    pub unanswerable: usize,
+    /// Share of unanswerable rows refused as `not_found`.
+    pub unanswerable_not_found: Option<f64>,
+    pub out_of_scope: usize,
+    /// Share of out-of-scope rows refused as `out_of_scope`.
+    pub out_of_scope_rejected: Option<f64>,
+    pub chitchat: usize,
+    /// Share of chitchat rows handled by the gate, without retrieval.
+    pub chitchat_without_retrieval: Option<f64>,
+}
+
+/// Latency percentiles (ms) of one pipeline stage.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub p50: f64,
+    pub p95: f64,
+    pub mean: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    pub bench: String,
+    pub system: String,
+    pub overall: Metrics,
+    pub per_skill: BTreeMap<String, Metrics>,
+    pub latency_ms: BTreeMap<String, Latency>,
+    /// Per-question outcome, for error analysis.
+    pub rows: Vec<RowOutcome>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RowOutcome {
+    pub id: String,
+    pub kind: String,
+    pub expected_skill: Option<String>,
+    pub routed: Vec<String>,
+    pub decision: String,
+    pub refusal: Option<String>,
+    /// 1-based rank of the first correct hit (fact rows).
+    pub hit_rank: Option<usize>,
+    pub route_correct: bool,
+}
+
+#[derive(Default)]
+struct Tally {
+    questions: usize,
+    routed_right: usize,
+    fact: usize,
+    hit1: usize,
+    hit5: usize,
+    rr: f64,
+    refused_facts: usize,
+    unanswerable: usize,
+    not_found: usize,
+    oos: usize,
+    oos_rejected: usize,
+    chitchat: usize,
+    gated: usize,
+}
+
+impl Tally {
+    fn add(&mut self, row: &BenchRow, outcome: &RowOutcome, answer: &Answer) {
+        self.questions += 1;
+        self.routed_right += outcome.route_correct as usize;
+        let refusal = answer.refusal.as_ref().map(|r| r.kind);
+        match row.kind.as_str() {
+            "fact" => {
+                self.fact += 1;
+                if let Some(r) = outcome.hit_rank {
+                    self.hit1 += (r == 1) as usize;
+                    self.hit5 += (r <= 5) as usize;
+                    self.rr += if r <= 10 { 1.0 / r as f64 } else { 0.0 };
+                }
+                self.refused_facts += refusal.is_some() as usize;
+            }
+            "unanswerable" => {
+                self.unanswerable += 1;
+                self.not_found += (refusal == Some(RefusalKind::NotFound)) as usize;
+            }
+            "out_of_scope" => {
+                self.oos += 1;
+                self.oos_rejected += (refusal == Some(RefusalKind::OutOfScope)) as usize;
+            }
+            "chitchat" => {
+                self.chitchat += 1;
+                self.gated += (answer.route.gate.is_some() && !answer.retrieved) as usize;
+            }
+            _ => {}
+        }
+    }
+
+    fn metrics(&self) -> Metrics {
+        let rate = |a: usize, n: usize| (n > 0).then(|| a as f64 / n as f64);
+        Metrics {
+            questions: self.questions,
+            routing_accuracy: rate(self.routed_right, self.questions),
+            fact: self.fact,
+            hit_at_1: rate(self.hit1, self.fact),
+            hit_at_5: rate(self.hit5, self.fact),
+            mrr_at_10: (self.fact > 0).then(|| self.rr / self.fact as f64),
+            false_refusals: rate(self.refused_facts, self.fact),
+            unanswerable: self.unanswerable,
+            unanswerable_not_found: rate(self.not_found, self.unanswerable),
+            out_of_scope: self.oos,
+            out_of_scope_rejected: rate(self.oos_rejected, self.oos),
+            chitchat: self.chitchat,
+            chitchat_without_retrieval: rate(self.gated, self.chitchat),
+        }
+    }
+}
+
+/// The outcome of one row: routing and the rank of the first correct hit.
+pub fn outcome(row: &BenchRow, answer: &Answer) -> RowOutcome {
+    let routed = answer.route.skills.clone();
+    let route_correct = match &row.skill {
+        Some(s) => routed.first() == Some(s),
+        None => routed.is_empty(),
+    };
+    let hit_rank = if row.kind == "fact" {
+        answer
+            .hits
+            .iter()
+            .take(10)
+            .position(|h| {
+                row.gold_sources.contains(&h.source) && row.answers.iter().any(|a| h.text.contains(a.as_str()))
+            })
+            .map(|p| p + 1)
+    } else {
+        None
+    };
+    RowOutcome {
+        id: row.id.clone(),
+        kind: row.kind.clone(),
+        expected_skill: row.skill.clone(),
+        routed,
+        decision: serde_json::to_value(answer.route.decision)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        refusal: answer
+            .refusal
+            .as_ref()
+            .and_then(|r| serde_json::to_value(r.kind).ok())
+            .and_then(|v| v.as_str().map(str::to_string)),
+        hit_rank,
+        route_correct,
+    }
+}
+
+/// Scores `answers` (matched to rows by `id`, else by position).
+pub fn score(bench: &str, system: &str, rows: &[BenchRow], answers: &[Answer]) -> Result<Report, EvalError> {
+    let by_id: BTreeMap<&str, &Answer> = answers.iter().filter_map(|a| a.id.as_deref().map(|id| (id, a))).collect();
+    let mut overall = Tally::default();
+    let mut per: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut stages: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut outcomes = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let answer = by_id
+            .get(row.id.as_str())
+            .copied()
+            .or_else(|| answers.get(i).filter(|a| a.id.is_none()))
+            .ok_or_else(|| EvalError::Missing(row.id.clone()))?;
+        let o = outcome(row, answer);
+        overall.add(row, &o, answer);
+        per.entry(row.skill.clone().unwrap_or_else(|| "(none)".into())).or_default().add(row, &o, answer);
+        let t = &answer.timings_ms;
+        for (stage, v) in [
+            ("gate", t.gate),
+            ("route", t.route),
+            ("retrieve", t.retrieve),
+            ("generate", t.generate),
+            ("total", t.total),
+        ] {
+            stages.entry(stage).or_default().push(v);
+        }
+        outcomes.push(o);
+    }
+    let latency_ms = stages
+        .into_iter()
+        .map(|(stage, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let at = |p: f64| v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+            let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+            (stage.to_string(), Latency { p50: at(0.5), p95: at(0.95), mean })
+        })
+        .collect();
+    Ok(Report {
+        bench: bench.to_string(),
+        system: system.to_string(),
+        overall: overall.metrics(),
+        per_skill: per.iter().map(|(k, t)| (k.clone(), t.metrics())).collect(),
+        latency_ms,
+        rows: outcomes,
+    })
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |x| format!("{x:.3}"))
+}
+
+/// Reads one metric of a group.
+type MetricOf = fn(&Metrics) -> Option<f64>;
+
+const METRIC_ROWS: [(&str, MetricOf); 8] = [
+    ("routing accuracy", |m| m.routing_accuracy),
+    ("hit@1 (fact)", |m| m.hit_at_1),
+    ("hit@5 (fact)", |m| m.hit_at_5),
+    ("MRR@10 (fact)", |m| m.mrr_at_10),
+    ("false refusals (fact)", |m| m.false_refusals),
+    ("unanswerable → not_found", |m| m.unanswerable_not_found),
+    ("out_of_scope rejected", |m| m.out_of_scope_rejected),
+    ("chitchat without retrieval", |m| m.chitchat_without_retrieval),
+];
+
+/// The report as Markdown; with `others`, the systems side by side.
+pub fn markdown(report: &Report, others: &[&Report]) -> String {
+    let mut out = String::new();
+    let systems: Vec<&Report> = std::iter::once(report).chain(others.iter().copied()).collect();
+    out.push_str(&format!("## Evaluation on `{}` ({} questions)\n\n", report.bench, report.overall.questions));
+    out.push_str("| metric | ");
+    out.push_str(&systems.iter().map(|r| r.system.as_str()).collect::<Vec<_>>().join(" | "));
+    out.push_str(" |\n|---|");
+    out.push_str(&"---|".repeat(systems.len()));
+    out.push('\n');
+    for (name, get) in METRIC_ROWS {
+        out.push_str(&format!("| {name} | "));
+        out.push_str(&systems.iter().map(|r| pct(get(&r.overall))).collect::<Vec<_>>().join(" | "));
+        out.push_str(" |\n");
+    }
+    for stage in ["total", "route", "retrieve"] {
+        out.push_str(&format!("| latency {stage} p50 / p95 (ms) | "));
+        out.push_str(
+            &systems
+                .iter()
+                .map(|r| r.latency_ms.get(stage).map_or("–".into(), |l| format!("{:.1} / {:.1}", l.p50, l.p95)))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        );
+        out.push_str(" |\n");
+    }
+    for r in &systems {
+        out.push_str(&format!("\n### Per skill: {}\n\n", r.system));
+        out.push_str("| skill | questions | routing | hit@1 | hit@5 | MRR@10 | false refusals | unanswerable → not_found | out_of_scope rejected | chitchat gated |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+        for (skill, m) in &r.per_skill {
+            out.push_str(&format!(
+                "| {skill} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                m.questions,
+                pct(m.routing_accuracy),
+                pct(m.hit_at_1),
+                pct(m.hit_at_5),
+                pct(m.mrr_at_10),
+                pct(m.false_refusals),
+                pct(m.unanswerable_not_found),
+                pct(m.out_of_scope_rejected),
+                pct(m.chitchat_without_retrieval)
+            ));
+        }
+    }
+    out.push_str("\n### Latency per stage (ms)\n\n| system | stage | p50 | p95 | mean |\n|---|---|---|---|---|\n");
+    for r in &systems {
+        for (stage, l) in &r.latency_ms {
+            out.push_str(&format!("| {} | {stage} | {:.2} | {:.2} | {:.2} |\n", r.system, l.p50, l.p95, l.mean));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
