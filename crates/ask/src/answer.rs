@@ -77,6 +77,22 @@ pub struct Citation {
     pub skill: String,
     pub source: String,
     pub heading: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<(u32, u32)>,
+}
+
+impl Citation {
+    /// `source` with its page (`manual.pdf p. 12`) when the document has pages.
+    pub fn location(&self) -> String {
+        location(&self.source, self.pages)
+    }
+}
+
+fn location(source: &str, pages: Option<(u32, u32)>) -> String {
+    match pages {
+        Some(p) => format!("{source} {}", skillrag_core::page_label(p)),
+        None => source.to_string(),
+    }
 }
 
 /// A labelled piece of the compiled context.
@@ -89,6 +105,17 @@ pub struct ContextPiece {
     pub heading: String,
     pub chunk_id: u64,
     pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<(u32, u32)>,
+    /// What the document is about, for a chunk of a long document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+impl ContextPiece {
+    pub fn location(&self) -> String {
+        location(&self.source, self.pages)
+    }
 }
 
 /// The material an answer may draw on, in tier order, within the budget.

@@ -36,6 +36,8 @@ pub fn compile(hits: &[Hit], max_pieces: usize, per_source: usize, budget: usize
             heading: hit.heading.clone(),
             chunk_id: hit.chunk_id,
             text: hit.text.clone(),
+            pages: hit.pages,
+            summary: hit.summary.clone(),
         });
     }
     context
@@ -53,14 +55,16 @@ fn label(hit: &Hit) -> String {
     format!("{}/{}#{}", hit.skill, hit.source, hit.ordinal)
 }
 
-/// The context as prompt text: `[n] source › heading` then the chunk.
+/// The context as prompt text: `[n] source › heading`, the document summary of a long
+/// document, then the chunk.
 pub fn render(context: &Context) -> String {
     context
         .pieces
         .iter()
         .map(|p| {
             let heading = if p.heading.is_empty() { String::new() } else { format!(" › {}", p.heading) };
-            format!("[{}] {}/{}{heading}\n{}", p.n, p.skill, p.source, p.text)
+            let summary = p.summary.as_ref().map(|s| format!("({s})\n")).unwrap_or_default();
+            format!("[{}] {}/{}{heading}\n{summary}{}", p.n, p.skill, p.location(), p.text)
         })
         .collect::<Vec<_>>()
         .join("\n\n")
@@ -85,6 +89,8 @@ mod tests {
             span: (0, 1),
             doc_type: DocType::General,
             tier,
+            pages: None,
+            summary: None,
         }
     }
 

@@ -60,7 +60,13 @@ pub fn extract(question: &Question, stats: &TermStats, context: &Context) -> (St
     let citations = used
         .into_iter()
         .filter_map(|n| context.pieces.iter().find(|p| p.n == n))
-        .map(|p| Citation { n: p.n, skill: p.skill.clone(), source: p.source.clone(), heading: p.heading.clone() })
+        .map(|p| Citation {
+            n: p.n,
+            skill: p.skill.clone(),
+            source: p.source.clone(),
+            heading: p.heading.clone(),
+            pages: p.pages,
+        })
         .collect();
     (text, citations)
 }
@@ -82,6 +88,8 @@ mod tests {
                     heading: "第二章".into(),
                     chunk_id: 1,
                     text: "第十八条 劳动合同应当具备以下条款。第十九条 劳动合同期限三个月以上不满一年的，试用期不得超过一个月；劳动合同期限一年以上不满三年的，试用期不得超过二个月。".into(),
+                    pages: None,
+                    summary: None,
                 },
                 ContextPiece {
                     n: 2,
@@ -91,6 +99,8 @@ mod tests {
                     heading: String::new(),
                     chunk_id: 2,
                     text: "年休假天数根据职工累计工作时间确定。".into(),
+                    pages: None,
+                    summary: None,
                 },
             ],
             ..Default::default()

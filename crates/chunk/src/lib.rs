@@ -11,13 +11,16 @@
 //! a sentence boundary) are exactly what the general splitters do not offer together.
 
 mod markdown;
+mod preset;
 mod split;
+
+pub use preset::{article_label, detect, Preset};
 
 use std::ops::Range;
 
 /// Bumped whenever chunk boundaries change for the same input and settings; indexes chunked
 /// by another version are re-chunked.
-pub const CHUNKER_VERSION: u32 = 2;
+pub const CHUNKER_VERSION: u32 = 3;
 
 /// Chunk size and overlap, in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,13 +78,23 @@ pub fn sentences(text: &str) -> Vec<(usize, &str)> {
 
 /// Chunks a Markdown document.
 pub fn chunk_markdown(text: &str, config: &ChunkConfig) -> Vec<Piece> {
-    let sections = markdown::sections(text);
-    build(text, sections, config)
+    chunk_document(text, true, Preset::General, config)
 }
 
 /// Chunks plain text: no headings, no code blocks, only the text's own boundaries.
 pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Piece> {
-    let sections = vec![markdown::Section { heading: Vec::new(), body: 0..text.len(), code: Vec::new() }];
+    chunk_document(text, false, Preset::General, config)
+}
+
+/// Chunks a document, Markdown or plain text, with the cuts of `preset` (articles, questions)
+/// made before the size-driven splitting.
+pub fn chunk_document(text: &str, markdown: bool, preset: Preset, config: &ChunkConfig) -> Vec<Piece> {
+    let sections = if markdown {
+        markdown::sections(text)
+    } else {
+        vec![markdown::Section { heading: Vec::new(), body: 0..text.len(), code: Vec::new() }]
+    };
+    let sections = preset::apply(text, sections, preset, config);
     build(text, sections, config)
 }
 

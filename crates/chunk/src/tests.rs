@@ -245,3 +245,53 @@ fn sentences_join_wrapped_lines_but_not_list_items() {
         ]
     );
 }
+
+#[test]
+fn legal_preset_cuts_at_articles_with_chapters_in_the_heading() {
+    let law = "# 中华人民共和国劳动合同法\n\n第一章 总则\n\n第一条 为了完善劳动合同制度，制定本法。\n\n第二条 本法适用于用人单位与劳动者。\n\n依法订立的劳动合同受法律保护。\n\n第二章 劳动合同的订立\n\n第一节 一般规定\n\n第七条 用人单位自用工之日起即与劳动者建立劳动关系。\n";
+    let config = ChunkConfig { size: 500, overlap: 80 };
+    let pieces = chunk_document(law, true, Preset::Legal, &config);
+    let texts: Vec<&str> = pieces.iter().map(|p| p.text.as_str()).collect();
+    // Whole articles of one chapter are packed together; chapters never mix.
+    assert_eq!(
+        texts,
+        vec![
+            "第一条 为了完善劳动合同制度，制定本法。\n\n第二条 本法适用于用人单位与劳动者。\n\n依法订立的劳动合同受法律保护。",
+            "第七条 用人单位自用工之日起即与劳动者建立劳动关系。",
+        ]
+    );
+    // Small chunks: one article each, never cut.
+    let small = chunk_document(law, true, Preset::Legal, &ChunkConfig { size: 40, overlap: 5 });
+    assert_eq!(small.len(), 3, "{small:?}");
+    assert!(small[1].text.starts_with("第二条") && small[1].text.ends_with("受法律保护。"));
+    assert_eq!(pieces[0].heading, vec!["中华人民共和国劳动合同法", "第一章 总则"]);
+    assert_eq!(pieces[1].heading, vec!["中华人民共和国劳动合同法", "第二章 劳动合同的订立", "第一节 一般规定"]);
+    // Spans still point into the text.
+    for p in &pieces {
+        let span: String = law.chars().skip(p.span.0).take(p.span.1 - p.span.0).collect();
+        assert_eq!(span, p.text);
+    }
+}
+
+#[test]
+fn legal_preset_labels_every_piece_of_a_long_article() {
+    let long = "用人单位应当依法支付劳动报酬。".repeat(12);
+    let law = format!("第三条 {long}\n\n第四条 短条文。\n");
+    let config = ChunkConfig { size: 60, overlap: 10 };
+    let pieces = chunk_document(&law, false, Preset::Legal, &config);
+    let article3: Vec<_> = pieces.iter().filter(|p| p.heading == vec!["第三条".to_string()]).collect();
+    assert!(article3.len() > 1, "{pieces:?}");
+    assert!(pieces.iter().all(|p| !(p.text.contains("第四条") && p.text.contains("用人单位"))), "articles mixed");
+    assert_eq!(pieces.last().map(|p| p.text.as_str()), Some("第四条 短条文。"));
+}
+
+#[test]
+fn faq_preset_keeps_each_question_with_its_answer() {
+    let faq = "Q: How do I reset the router?\nA: Hold the reset button for 10 seconds.\n\nQ: What is the default password?\nA: It is printed on the label.\n";
+    let pieces = chunk_document(faq, false, Preset::Faq, &ChunkConfig::default());
+    assert_eq!(pieces.len(), 2);
+    assert!(pieces[0].text.starts_with("Q: How do I reset") && pieces[0].text.ends_with("10 seconds."));
+    assert!(pieces[1].text.starts_with("Q: What is the default password?"));
+    // General packs both into one chunk.
+    assert_eq!(chunk_document(faq, false, Preset::General, &ChunkConfig::default()).len(), 1);
+}

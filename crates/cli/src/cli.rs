@@ -54,6 +54,11 @@ pub enum Command {
     Search(SearchArgs),
     /// List the skills: description, triggers, files, chunks and index freshness.
     Skills,
+    /// Print the text a knowledge file yields (PDF, DOCX, HTML, FAQ table, Markdown, text).
+    #[command(
+        after_help = "Shows what indexing would see: the text in reading order with page marks, FAQ pairs,\nthe title and the detected encoding — or why the file would be skipped.\n\nExamples:\n  skillrag extract manual.pdf\n  skillrag extract faq.csv --json"
+    )]
+    Extract(ExtractArgs),
     /// List the documents of one skill's index with their chunk counts.
     #[command(after_help = "Example:\n  skillrag sources labor-law")]
     Sources(SourcesArgs),
@@ -122,6 +127,13 @@ pub struct IndexArgs {
     /// Chunk overlap in characters.
     #[arg(long, value_name = "CHARS")]
     pub chunk_overlap: Option<usize>,
+    /// Keep running and re-index a skill within a second or two of a change to its files
+    /// (each round is incremental and switches generations atomically). Ctrl-C stops.
+    #[arg(long)]
+    pub watch: bool,
+    /// With --watch: wait this long after the last change before re-indexing.
+    #[arg(long, value_name = "MS", default_value_t = 500, requires = "watch")]
+    pub debounce_ms: u64,
 }
 
 #[derive(Args, Debug)]
@@ -155,6 +167,12 @@ pub struct SearchArgs {
     /// Show whole chunks instead of a snippet.
     #[arg(long)]
     pub full: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExtractArgs {
+    /// The file.
+    pub file: PathBuf,
 }
 
 #[derive(Args, Debug)]

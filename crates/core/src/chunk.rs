@@ -82,6 +82,15 @@ impl Tier {
     }
 }
 
+/// How a page range is cited: `p. 12` or `pp. 12–13`.
+pub fn page_label(pages: (u32, u32)) -> String {
+    if pages.0 == pages.1 {
+        format!("p. {}", pages.0)
+    } else {
+        format!("pp. {}–{}", pages.0, pages.1)
+    }
+}
+
 impl fmt::Display for Tier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -110,6 +119,14 @@ pub struct Chunk {
     /// Content hash of the document's raw bytes (blake3, hex).
     pub content_hash: String,
     pub text: String,
+    /// First and last page the chunk lies on, for paged documents (PDF).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<(u32, u32)>,
+    /// What the whole document is about (an LLM summary, or its title and outline), carried by
+    /// every chunk of a long document so that a chunk out of its context still says where it
+    /// belongs. Indexed with the chunk and shown in the context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 impl Chunk {
@@ -123,7 +140,11 @@ impl Chunk {
     pub fn indexed_text(&self) -> String {
         let mut out = String::with_capacity(self.text.len() + 64);
         let heading_has_title = self.heading.first().is_some_and(|h| h.contains(self.title.as_str()));
-        if !self.title.is_empty() && !heading_has_title {
+        if let Some(summary) = &self.summary {
+            // The summary starts with the title.
+            out.push_str(summary);
+            out.push('\n');
+        } else if !self.title.is_empty() && !heading_has_title {
             out.push_str(&self.title);
             out.push('\n');
         }
@@ -163,6 +184,8 @@ mod tests {
             mtime: 0,
             content_hash: String::new(),
             text: "它于1889年建成".into(),
+            pages: None,
+            summary: None,
         };
         assert_eq!(c.indexed_text(), "埃菲尔铁塔 > 历史\n它于1889年建成");
         c.heading.clear();

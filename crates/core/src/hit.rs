@@ -41,4 +41,19 @@ pub struct Hit {
     pub doc_type: DocType,
     #[serde(default)]
     pub tier: Tier,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<(u32, u32)>,
+    /// The document summary of a long document (see [`crate::Chunk::summary`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+impl Hit {
+    /// Where the hit can be found, as cited: `manual.pdf p. 12`, or just the source.
+    pub fn location(&self) -> String {
+        match self.pages {
+            Some(pages) => format!("{} {}", self.source, crate::chunk::page_label(pages)),
+            None => self.source.clone(),
+        }
+    }
 }

@@ -8,6 +8,7 @@
 //! cargo bench -p skillrag-engine --bench dev_retrieval -- [BENCH_DIR] [--model DIR|none] [--state DIR] [--out FILE.json]
 //! ```
 //! The index is built (incrementally) under `--state` (default `target/bench-state/<bench name>`).
+//! `SKILLRAG_*` settings in the environment apply (e.g. `SKILLRAG_INDEX_PRESET=general`).
 
 use serde::Deserialize;
 use skillrag_engine::{Engine, IndexOptions, Project, SearchOptions, SilentProgress};
@@ -82,7 +83,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .or_else(|| skillrag_embed::installed_minilm().map(|p| p.display().to_string()))
         .unwrap_or_else(|| "none".into());
 
-    let mut env = BTreeMap::new();
+    // Settings from the environment (e.g. SKILLRAG_INDEX_PRESET=general) apply, except where
+    // the bench sets its own.
+    let mut env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("SKILLRAG_")).collect();
     env.insert("SKILLRAG_SKILLS".to_string(), bench.join("skills").display().to_string());
     env.insert("SKILLRAG_INDEX_DIR".to_string(), state.display().to_string());
     env.insert("SKILLRAG_EMBED_MODEL".to_string(), model.clone());

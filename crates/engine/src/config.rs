@@ -36,6 +36,20 @@ pub struct IndexConfig {
     pub max_file_mb: u64,
     /// Texts per embedding call while indexing.
     pub embed_batch: usize,
+    /// Chunking preset of documents that no rule and no skill `doc_type` names: `auto` (statute
+    /// text → legal, Q/A files → faq, otherwise general), `general`, `faq`, `legal`, `technical`.
+    pub preset: String,
+    /// Presets by file pattern, `"GLOB = PRESET"`, the glob relative to the skills folder
+    /// (`labor-law/**`, `*/knowledge/faq/*`); the first match wins over the skill's `doc_type`.
+    pub presets: Vec<String>,
+    /// Documents longer than this many characters carry a summary (title and outline) on each
+    /// chunk; 0 turns summaries off.
+    pub summary_min_chars: usize,
+    /// Longest summary, in characters.
+    pub summary_chars: usize,
+    /// Use the questions of FAQ files (CSV/TSV/JSON/JSONL) as routing examples of their skill
+    /// (a skill sets its own with `faq_examples` in SKILL.md metadata).
+    pub faq_examples: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,7 +125,18 @@ impl Default for Config {
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { dir: ".skillrag".into(), chunk_size: 500, chunk_overlap: 80, max_file_mb: 32, embed_batch: 32 }
+        IndexConfig {
+            dir: ".skillrag".into(),
+            chunk_size: 500,
+            chunk_overlap: 80,
+            max_file_mb: 32,
+            embed_batch: 32,
+            preset: "auto".into(),
+            presets: Vec::new(),
+            summary_min_chars: 4000,
+            summary_chars: 200,
+            faq_examples: false,
+        }
     }
 }
 
@@ -332,6 +357,12 @@ dir = ".skillrag"        # indexes and caches (safe to delete; `skillrag index` 
 chunk_size = 500         # characters per chunk; a skill can override in SKILL.md metadata
 chunk_overlap = 80       # characters shared by neighbouring chunks
 max_file_mb = 32         # larger knowledge files are reported and skipped
+# Chunking preset: auto (statutes → legal, Q/A files → faq, else general), general, faq, legal,
+# technical (code-aware, chunks twice as large). A skill sets its own with `doc_type` in SKILL.md.
+preset = "auto"
+# presets = ["labor-law/** = legal", "*/knowledge/faq/** = faq"]   # by file, first match wins
+summary_min_chars = 4000 # longer documents carry their title and outline on every chunk (0 = off)
+faq_examples = false     # questions of FAQ files (csv/tsv/json/jsonl) become routing examples
 
 [embed]
 # A local embedding model folder (Hugging Face layout), or "none" for BM25 only.

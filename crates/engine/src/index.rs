@@ -5,11 +5,12 @@
 //! cache already holds the same text for the same model; deleted files drop out. A changed
 //! model, analyzer or chunking setting rebuilds the skill and says why.
 
+use crate::chunking::Chunking;
 use crate::{Engine, EngineError};
-use skillrag_chunk::{chunk_markdown, chunk_text, ChunkConfig};
-use skillrag_core::{Chunk, Diagnostic, DocType, Tier};
+use skillrag_chunk::ChunkConfig;
+use skillrag_core::{Chunk, Diagnostic};
 use skillrag_embed::{EmbedKind, Embedder};
-use skillrag_load::{list_knowledge_files, load_document, Document, Format, KnowledgeFile, LoadError, LoadOptions};
+use skillrag_load::{list_knowledge_files, load_document, Document, KnowledgeFile, LoadError, LoadOptions};
 use skillrag_skill::{Skill, DEFAULT_KNOWLEDGE};
 use skillrag_store::{EmbeddingCache, FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex};
 use std::sync::Arc;
@@ -143,7 +144,9 @@ impl Engine {
             Some(m) => (Some(m.id.clone()), m.dim),
             None => (None, 0),
         };
-        Ok(IndexMeta::new(&skill.id, model_id, dim, self.chunk_config(skill)?.fingerprint()))
+        let chunking = Chunking::new(&self.project.config.index)?;
+        let fingerprint = format!("{};{}", self.chunk_config(skill)?.fingerprint(), chunking.fingerprint());
+        Ok(IndexMeta::new(&skill.id, model_id, dim, fingerprint))
     }
 
     fn index_skill(
@@ -158,6 +161,7 @@ impl Engine {
         let started = Instant::now();
         let mut report = SkillReport { skill: skill.id.clone(), ..Default::default() };
         let chunk_config = self.chunk_config(skill)?;
+        let chunking = Chunking::new(&self.project.config.index)?;
         let wanted = self.wanted_meta(skill)?;
 
         let report_diag = |d: Diagnostic, diagnostics: &mut Vec<Diagnostic>| {
@@ -206,7 +210,10 @@ impl Engine {
         let previous_manifest = incremental.map(|p| p.manifest().clone()).unwrap_or_default();
 
         // Decide per file: keep from the previous generation, or load anew.
-        let options = LoadOptions { max_file_bytes: self.project.config.index.max_file_mb * 1024 * 1024 };
+        let options = LoadOptions {
+            max_file_bytes: self.project.config.index.max_file_mb * 1024 * 1024,
+            ..LoadOptions::default()
+        };
         let mut manifest = Manifest::default();
         let mut keep: Vec<String> = Vec::new();
         let mut changed: Vec<Document> = Vec::new();
@@ -227,7 +234,7 @@ impl Engine {
                     report.files_failed += 1;
                     let kept = old.is_some();
                     let note = if kept { " (the previously indexed version stays searchable)" } else { "" };
-                    report_diag(Diagnostic::error(&file.path, None, format!("{e}{note}")), diagnostics);
+                    report_diag(Diagnostic::error(&file.path, e.line(), format!("{e}{note}")), diagnostics);
                     if let Some(entry) = old {
                         manifest.files.insert(file.source.clone(), entry.clone());
                         keep.push(file.source.clone());
@@ -248,42 +255,24 @@ impl Engine {
         }
 
         // Chunk the changed files.
-        let doc_type = skill.settings.doc_type.unwrap_or(DocType::General);
         let mut new_chunks: Vec<Chunk> = Vec::new();
         for doc in &changed {
-            let pieces = match doc.format {
-                Format::Markdown => chunk_markdown(&doc.text, &chunk_config),
-                Format::Text => chunk_text(&doc.text, &chunk_config),
-            };
-            let tier = Tier::from_source_path(&doc.source);
-            let count = pieces.len();
-            new_chunks.extend(pieces.into_iter().enumerate().map(|(i, p)| Chunk {
-                id: 0,
-                skill: skill.id.clone(),
-                source: doc.source.clone(),
-                title: doc.title.clone(),
-                heading: p.heading,
-                ordinal: i as u32,
-                span: p.span,
-                doc_type,
-                tier,
-                mtime: doc.mtime,
-                content_hash: doc.content_hash.clone(),
-                text: p.text,
-            }));
+            let chunks = chunking.chunks(skill, doc, &chunk_config);
             manifest.files.insert(
                 doc.source.clone(),
                 FileEntry {
                     content_hash: doc.content_hash.clone(),
                     mtime: doc.mtime,
                     size: doc.size,
-                    chunks: count,
+                    chunks: chunks.len(),
                     title: doc.title.clone(),
-                    doc_type,
-                    tier,
+                    doc_type: chunks.first().map_or_else(|| chunking.doc_type(skill, doc), |c| c.doc_type),
+                    tier: skillrag_core::Tier::from_source_path(&doc.source),
                     encoding: doc.encoding.to_string(),
+                    questions: doc.faq.iter().map(|p| p.question.clone()).collect(),
                 },
             );
+            new_chunks.extend(chunks);
         }
         report.chunks_new = new_chunks.len();
 

@@ -1,10 +1,12 @@
 //! A skillrag project and what can be done with it: index its skills (load → chunk → embed →
 //! store) and retrieve from them. The CLI and the servers are thin layers over [`Engine`].
 
+mod chunking;
 pub mod config;
 mod index;
 mod search;
 mod status;
+pub mod watch;
 
 pub use config::Config;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
@@ -74,6 +76,11 @@ impl Project {
     pub fn state_dir(&self) -> PathBuf {
         self.config.state_dir(&self.root)
     }
+
+    /// The skills folders that exist.
+    pub fn skill_roots(&self) -> Vec<PathBuf> {
+        self.config.skill_roots(&self.root).into_iter().filter(|r| r.is_dir()).collect()
+    }
 }
 
 /// The embedding model as configured, before its weights are loaded.
@@ -123,7 +130,37 @@ impl Engine {
                 Some(ModelIdentity { id: dir.model_id()?, dim, path })
             }
         };
-        Ok(Engine { project, discovery, store, model, embedder: OnceLock::new(), indexes: Mutex::new(HashMap::new()) })
+        let mut engine =
+            Engine { project, discovery, store, model, embedder: OnceLock::new(), indexes: Mutex::new(HashMap::new()) };
+        engine.add_faq_examples();
+        Ok(engine)
+    }
+
+    /// Most FAQ questions added to one skill's routing examples: enough to teach the router the
+    /// skill's vocabulary without letting one large FAQ drown the other skills' profiles.
+    const MAX_FAQ_EXAMPLES: usize = 200;
+
+    /// Adds the indexed FAQ questions of skills that opt in to their routing examples.
+    fn add_faq_examples(&mut self) {
+        let default = self.project.config.index.faq_examples;
+        for skill in &mut self.discovery.skills {
+            if !skill.settings.faq_examples.unwrap_or(default) {
+                continue;
+            }
+            // Not indexed yet (or unreadable): the SKILL.md examples alone serve until it is.
+            let Ok(Some(index)) = self.store.open(&skill.id) else { continue };
+            let questions = index.manifest().files.values().flat_map(|f| f.questions.iter());
+            let mut added = 0;
+            for q in questions {
+                if added >= Self::MAX_FAQ_EXAMPLES {
+                    break;
+                }
+                if !skill.examples.contains(q) {
+                    skill.examples.push(q.clone());
+                    added += 1;
+                }
+            }
+        }
     }
 
     /// Uses `embedder` instead of loading the configured model (another backend, or a test double).

@@ -19,6 +19,8 @@ pub struct SkillStatus {
     pub skill: String,
     pub description: String,
     pub triggers: Vec<String>,
+    /// Routing examples: the SKILL.md ones, plus FAQ questions when the skill opts in.
+    pub examples: usize,
     pub files: usize,
     pub chunks: usize,
     pub generation: Option<u64>,
@@ -85,6 +87,7 @@ impl Engine {
             skill: skill.id.clone(),
             description: skill.description.clone(),
             triggers: skill.triggers.clone(),
+            examples: skill.examples.len(),
             files: listing.files.len(),
             chunks: index.as_ref().map_or(0, |i| i.len()),
             generation: index.as_ref().map(|i| i.meta().generation),

@@ -42,6 +42,8 @@ fn answer(id: &str, skills: &[&str], hits: &[(&str, &str)], refusal: Option<Refu
                 span: (0, 1),
                 doc_type: DocType::General,
                 tier: Tier::References,
+                pages: None,
+                summary: None,
             })
             .collect(),
         answer: String::new(),

@@ -90,7 +90,7 @@ fn sniff_utf16(bytes: &[u8]) -> Option<&'static Encoding> {
 }
 
 /// NFC, `\n` line endings, and no stray control characters.
-fn normalize(text: &str) -> String {
+pub(crate) fn normalize(text: &str) -> String {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().nfc().peekable();

@@ -1,13 +1,19 @@
 //! Loading one knowledge file into a [`Document`].
 
-use crate::decode::{decode, DecodeError};
+use crate::decode::{decode, normalize, DecodeError};
+use crate::formats::{self, ExtractError, ExtractLimits, Extracted, FaqFormat, QaPair};
 use std::path::{Path, PathBuf};
 
-/// The formats this loader reads. (PDF, DOCX and HTML come with their own loaders.)
+/// The formats this loader reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Markdown,
     Text,
+    Html,
+    Pdf,
+    Docx,
+    /// A question/answer table.
+    Faq(FaqFormat),
 }
 
 impl Format {
@@ -17,7 +23,26 @@ impl Format {
         match ext.as_deref() {
             Some("md" | "markdown" | "mdx") => Some(Format::Markdown),
             Some("txt" | "text" | "rst" | "adoc" | "org") | None => Some(Format::Text),
-            _ => None,
+            Some("html" | "htm" | "xhtml") => Some(Format::Html),
+            Some("pdf") => Some(Format::Pdf),
+            Some("docx") => Some(Format::Docx),
+            Some(other) => FaqFormat::from_extension(other).map(Format::Faq),
+        }
+    }
+
+    /// Whether the document's text is Markdown (headings make the heading path).
+    pub fn is_markdown(self) -> bool {
+        matches!(self, Format::Markdown | Format::Html | Format::Docx)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Markdown => "Markdown",
+            Format::Text => "text",
+            Format::Html => "HTML",
+            Format::Pdf => "PDF",
+            Format::Docx => "DOCX",
+            Format::Faq(_) => "FAQ table",
         }
     }
 }
@@ -32,6 +57,11 @@ pub struct Document {
     /// First `#` heading of a Markdown file, else the file stem.
     pub title: String,
     pub text: String,
+    /// Where each page starts, `(character offset, page number)`, for paged formats (PDF).
+    pub pages: Vec<(usize, u32)>,
+    /// The question/answer pairs of a FAQ table.
+    pub faq: Vec<QaPair>,
+    /// The encoding a text format was read as; the format name for binary formats.
     pub encoding: &'static str,
     /// Seconds since the Unix epoch.
     pub mtime: i64,
@@ -51,16 +81,31 @@ pub enum LoadError {
     NotRegular,
     #[error("unsupported file type `.{0}`; skipped")]
     Unsupported(String),
+    #[error("{0}; skipped")]
+    Extract(#[from] ExtractError),
+}
+
+impl LoadError {
+    /// The line of the file the problem is on, when it has one (a ragged CSV row).
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            LoadError::Extract(ExtractError::RaggedRow { line, .. } | ExtractError::Malformed { line, .. }) => {
+                Some(*line).filter(|&l| l > 0)
+            }
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
 pub struct LoadOptions {
     pub max_file_bytes: u64,
+    pub extract: ExtractLimits,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { max_file_bytes: 32 * 1024 * 1024 }
+        LoadOptions { max_file_bytes: 32 * 1024 * 1024, extract: ExtractLimits::default() }
     }
 }
 
@@ -81,24 +126,52 @@ pub fn load_document(path: &Path, source: &str, options: &LoadOptions) -> Result
     }
     let bytes = std::fs::read(path)?;
     let content_hash = crate::content_hash(&bytes);
-    let decoded = decode(&bytes)?;
+    let (extracted, encoding) = extract(format, &bytes, options)?;
     let mtime = crate::mtime_secs(&meta);
-    let title = match format {
-        Format::Markdown => markdown_title(&decoded.text),
-        Format::Text => text_title(&decoded.text),
-    }
-    .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    let title = extracted
+        .title
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| if format.is_markdown() { markdown_title(&extracted.text) } else { text_title(&extracted.text) })
+        .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
     Ok(Document {
         source: source.to_string(),
         path: path.to_path_buf(),
         format,
         title,
-        text: decoded.text,
-        encoding: decoded.encoding,
+        text: extracted.text,
+        pages: extracted.pages,
+        faq: extracted.faq,
+        encoding,
         mtime,
         size: bytes.len() as u64,
         content_hash,
     })
+}
+
+/// The text of a file in `format`, and the encoding it was read as (the format name for
+/// binary formats).
+fn extract(format: Format, bytes: &[u8], options: &LoadOptions) -> Result<(Extracted, &'static str), LoadError> {
+    match format {
+        // The PDF extractor normalizes itself: its page offsets count normalized characters.
+        Format::Pdf => Ok((formats::extract_pdf(bytes)?, "PDF")),
+        Format::Docx => Ok((normalized(formats::extract_docx(bytes, &options.extract)?), "DOCX")),
+        Format::Markdown | Format::Text | Format::Html | Format::Faq(_) => {
+            let decoded = decode(bytes)?;
+            let extracted = match format {
+                Format::Html => normalized(formats::extract_html(&decoded.text)),
+                Format::Faq(faq) => normalized(formats::extract_faq(&decoded.text, faq)?),
+                _ => Extracted { text: decoded.text, ..Default::default() },
+            };
+            Ok((extracted, decoded.encoding))
+        }
+    }
+}
+
+/// NFC and line endings, as for text files.
+fn normalized(mut extracted: Extracted) -> Extracted {
+    extracted.text = normalize(&extracted.text);
+    extracted
 }
 
 /// The first level-1 ATX heading, outside code fences.
@@ -162,7 +235,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("big.txt");
         std::fs::write(&path, "x".repeat(2048)).unwrap();
-        let err = load_document(&path, "big.txt", &LoadOptions { max_file_bytes: 1024 }).unwrap_err();
+        let err = load_document(&path, "big.txt", &LoadOptions { max_file_bytes: 1024, ..LoadOptions::default() })
+            .unwrap_err();
         assert!(matches!(err, LoadError::TooLarge { .. }));
         let png = tmp.path().join("a.png");
         std::fs::write(&png, [0u8; 4]).unwrap();

@@ -4,6 +4,7 @@
 
 mod decode;
 mod document;
+pub mod formats;
 mod walk;
 
 pub use decode::{decode, DecodeError, Decoded};

@@ -75,6 +75,8 @@ pub struct SkillSettings {
     pub chunk_overlap: Option<usize>,
     pub top_k: Option<usize>,
     pub doc_type: Option<DocType>,
+    /// Use the questions of the skill's FAQ files as routing examples.
+    pub faq_examples: Option<bool>,
 }
 
 impl Skill {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Keys we understand, under `metadata` (canonical) or at the top level (lenient).
-pub(crate) const EXTRA_KEYS: [&str; 9] = [
+pub(crate) const EXTRA_KEYS: [&str; 10] = [
     "triggers",
     "boundary",
     "examples",
@@ -19,6 +19,7 @@ pub(crate) const EXTRA_KEYS: [&str; 9] = [
     "chunk_overlap",
     "doc_type",
     "instructions",
+    "faq_examples",
 ];
 
 pub const MAX_NAME_CHARS: usize = 64;
@@ -380,6 +381,18 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
                     file,
                     Some(line),
                     format!("`chunk_overlap` must be an integer, got `{s}`; ignored"),
+                )),
+            }
+        }
+        "faq_examples" => {
+            let s = scalar(value).unwrap_or_default();
+            match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "yes" | "1" => fields.settings.faq_examples = Some(true),
+                "false" | "no" | "0" => fields.settings.faq_examples = Some(false),
+                _ => diags.push(Diagnostic::warning(
+                    file,
+                    Some(line),
+                    format!("`faq_examples` must be true or false, got `{s}`; ignored"),
                 )),
             }
         }

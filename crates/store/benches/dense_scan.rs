@@ -43,6 +43,8 @@ fn main() {
                     mtime: 0,
                     content_hash: String::new(),
                     text: format!("chunk {i}"),
+                    pages: None,
+                    summary: None,
                 },
                 vector: Some(random_unit(&mut seed, dim)),
                 visibility: 1.0,

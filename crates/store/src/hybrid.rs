@@ -200,5 +200,7 @@ pub fn hit(chunk: Chunk, scores: HitScores, ranks: HitRanks) -> Hit {
         span: chunk.span,
         doc_type: chunk.doc_type,
         tier: chunk.tier,
+        pages: chunk.pages,
+        summary: chunk.summary,
     }
 }

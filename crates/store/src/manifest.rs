@@ -76,6 +76,9 @@ pub struct FileEntry {
     pub doc_type: DocType,
     pub tier: Tier,
     pub encoding: String,
+    /// The questions of a FAQ file (routing examples when the skill opts in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<String>,
 }
 
 /// The files a generation was built from, by source path.

@@ -34,7 +34,7 @@ fn print_answer(answer: &Answer, show_hits: bool) {
         println!();
         for c in &answer.citations {
             let heading = if c.heading.is_empty() { String::new() } else { format!(" › {}", c.heading) };
-            println!("[{}] {}/{}{heading}", c.n, c.skill, c.source);
+            println!("[{}] {}/{}{heading}", c.n, c.skill, c.location());
         }
     }
     if show_hits {

@@ -3,6 +3,7 @@
 
 mod ask;
 mod eval;
+mod extract;
 mod index;
 mod init;
 mod lint;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::search(&cli, args),
         Command::Skills => skills::skills(&cli),
         Command::Sources(args) => skills::sources(&cli, args),
+        Command::Extract(args) => extract::extract(&cli, args),
         Command::Ask(args) => ask::ask(&cli, args),
         Command::Chat(args) => ask::chat(&cli, args),
         Command::Batch(args) => ask::batch(&cli, args),

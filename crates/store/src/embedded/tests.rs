@@ -16,6 +16,8 @@ fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {
         mtime: 0,
         content_hash: format!("hash-{source}"),
         text: text.into(),
+        pages: None,
+        summary: None,
     }
 }
 
@@ -37,6 +39,7 @@ fn manifest(sources: &[(&str, DocType)]) -> Manifest {
                 doc_type: *d,
                 tier: Tier::References,
                 encoding: "UTF-8".into(),
+                questions: vec![],
             },
         );
     }
