@@ -20,7 +20,9 @@ if [ -x "$peer_python" ]; then
 else
   echo "no peer venv at $peer_python: skipping the baseline" >&2
 fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# The project folder (indexes, embedding cache, fitted router) persists between runs, so a re-run
+# indexes incrementally; `rm -rf` it for a cold run.
+work="$PWD/target/bench-state/eval-$name"
+mkdir -p "$work"
 SKILLRAG_EMBED_MODEL="$model" target/release/skillrag -C "$work" eval "$bench" --out "$out" "${compare[@]}" > "bench/results/eval-$name.md"
 cat "bench/results/eval-$name.md"

@@ -84,14 +84,7 @@ pub struct Citation {
 impl Citation {
     /// `source` with its page (`manual.pdf p. 12`) when the document has pages.
     pub fn location(&self) -> String {
-        location(&self.source, self.pages)
-    }
-}
-
-fn location(source: &str, pages: Option<(u32, u32)>) -> String {
-    match pages {
-        Some(p) => format!("{source} {}", skillrag_core::page_label(p)),
-        None => source.to_string(),
+        skillrag_core::cited_location(&self.source, self.pages)
     }
 }
 
@@ -114,7 +107,7 @@ pub struct ContextPiece {
 
 impl ContextPiece {
     pub fn location(&self) -> String {
-        location(&self.source, self.pages)
+        skillrag_core::cited_location(&self.source, self.pages)
     }
 }
 

@@ -45,7 +45,9 @@ pub enum Command {
     #[command(after_help = "Exits with status 1 when any error is found.")]
     Lint(LintArgs),
     /// Build or update the per-skill indexes (incremental; safe to interrupt).
-    #[command(after_help = "Examples:\n  skillrag index\n  skillrag index --skill labor-law --rebuild")]
+    #[command(
+        after_help = "Examples:\n  skillrag index\n  skillrag index --skill labor-law --rebuild\n  skillrag index --watch      # keep the indexes current while you edit the knowledge\n\nKnowledge files: Markdown, text, PDF, DOCX, HTML and FAQ tables (csv/tsv/json/jsonl).\nBroken files are reported with their path and skipped; the rest indexes."
+    )]
     Index(IndexArgs),
     /// Retrieve chunks inside skills, with the BM25/dense/fused score of every hit.
     #[command(

@@ -82,12 +82,13 @@ impl Tier {
     }
 }
 
-/// How a page range is cited: `p. 12` or `pp. 12–13`.
-pub fn page_label(pages: (u32, u32)) -> String {
-    if pages.0 == pages.1 {
-        format!("p. {}", pages.0)
-    } else {
-        format!("pp. {}–{}", pages.0, pages.1)
+/// How a source is cited: `manual.pdf p. 12`, `manual.pdf pp. 12–13`, or just the source when
+/// the document has no pages.
+pub fn cited_location(source: &str, pages: Option<(u32, u32)>) -> String {
+    match pages {
+        Some((first, last)) if first == last => format!("{source} p. {first}"),
+        Some((first, last)) => format!("{source} pp. {first}–{last}"),
+        None => source.to_string(),
     }
 }
 
@@ -160,6 +161,13 @@ impl Chunk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn citations_name_pages() {
+        assert_eq!(cited_location("manual.pdf", Some((12, 12))), "manual.pdf p. 12");
+        assert_eq!(cited_location("manual.pdf", Some((12, 13))), "manual.pdf pp. 12–13");
+        assert_eq!(cited_location("a.md", None), "a.md");
+    }
 
     #[test]
     fn tier_comes_from_folders() {

@@ -51,9 +51,6 @@ pub struct Hit {
 impl Hit {
     /// Where the hit can be found, as cited: `manual.pdf p. 12`, or just the source.
     pub fn location(&self) -> String {
-        match self.pages {
-            Some(pages) => format!("{} {}", self.source, crate::chunk::page_label(pages)),
-            None => self.source.clone(),
-        }
+        crate::chunk::cited_location(&self.source, self.pages)
     }
 }

@@ -44,7 +44,7 @@ fn print_answer(answer: &Answer, show_hits: bool) {
                 "  {:>2}. {}/{} #{}  fused {:.4}  bm25 {}  dense {}",
                 i + 1,
                 h.skill,
-                h.source,
+                h.location(),
                 h.ordinal,
                 h.scores.fused,
                 h.scores.bm25.map_or("-".into(), |s| format!("{s:.2}")),

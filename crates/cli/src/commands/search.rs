@@ -62,7 +62,7 @@ pub fn search(cli: &Cli, args: &SearchArgs) -> Result<ExitCode> {
             _ => "-".to_string(),
         };
         let heading = if hit.heading.is_empty() { String::new() } else { format!(" › {}", hit.heading) };
-        println!("{:>2}. {}/{}{heading}  [chunk {}]", i + 1, hit.skill, hit.source, hit.ordinal);
+        println!("{:>2}. {}/{}{heading}  [chunk {}]", i + 1, hit.skill, hit.location(), hit.ordinal);
         println!(
             "    fused {:.4}   bm25 {}   dense {}",
             hit.scores.fused,
