@@ -24,5 +24,5 @@ fi
 # indexes incrementally; `rm -rf` it for a cold run.
 work="$PWD/target/bench-state/eval-$name"
 mkdir -p "$work"
-SKILLRAG_EMBED_MODEL="$model" target/release/skillrag -C "$work" eval "$bench" --out "$out" "${compare[@]}" > "bench/results/eval-$name.md"
+SKILLRAG_EMBED_MODEL="$model" "$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag" -C "$work" eval "$bench" --out "$out" "${compare[@]}" > "bench/results/eval-$name.md"
 cat "bench/results/eval-$name.md"

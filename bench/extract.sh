@@ -38,7 +38,7 @@ for f in "${pdfs[@]}"; do
 done
 
 cargo build --release -q --locked
-bin="$PWD/target/release/skillrag"
+bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag"
 text_of() { # file -> the extracted text on stdout
   "$bin" extract --json "$1" 2> /dev/null | python3 -c 'import json, sys; sys.stdout.write(json.load(sys.stdin)["text"])'
 }

@@ -9,7 +9,7 @@ bench="$(cd "${1:-../shared/bench/dev}" && pwd)"
 name="$(basename "$bench")"
 model="$(./scripts/setup-model)"
 cargo build --release --locked -q
-bin="$PWD/target/release/skillrag"
+bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp -r "$bench/skills" "$work/skills"
