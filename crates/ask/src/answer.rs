@@ -160,3 +160,31 @@ pub struct Answer {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
+
+impl Answer {
+    /// A question before any stage has run: routed nowhere, nothing retrieved, no refusal.
+    pub fn new(id: Option<String>, query: String) -> Answer {
+        Answer {
+            id,
+            query,
+            route: Route {
+                skills: vec![],
+                confidence: 0.0,
+                decision: Decision::None,
+                candidates: vec![],
+                gate: None,
+                forced: false,
+            },
+            retrieved: false,
+            attempts: 0,
+            hits: vec![],
+            answer: String::new(),
+            citations: vec![],
+            refusal: None,
+            timings_ms: Default::default(),
+            queries: vec![],
+            context: Default::default(),
+            warnings: vec![],
+        }
+    }
+}

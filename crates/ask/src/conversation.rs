@@ -66,31 +66,15 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::answer::Route;
 
     fn answered(skill: &str) -> Answer {
-        Answer {
-            id: None,
-            query: String::new(),
-            route: Route {
-                skills: vec![skill.into()],
-                confidence: 0.9,
-                decision: Decision::Single,
-                candidates: vec![],
-                gate: None,
-                forced: false,
-            },
-            retrieved: true,
-            attempts: 1,
-            hits: vec![],
-            answer: String::new(),
-            citations: vec![],
-            refusal: None,
-            timings_ms: Default::default(),
-            queries: vec![],
-            context: Default::default(),
-            warnings: vec![],
-        }
+        let mut answer = Answer::new(None, String::new());
+        answer.route.skills = vec![skill.into()];
+        answer.route.confidence = 0.9;
+        answer.route.decision = Decision::Single;
+        answer.retrieved = true;
+        answer.attempts = 1;
+        answer
     }
 
     #[test]

@@ -200,28 +200,7 @@ impl Assistant {
         let started = Instant::now();
         let text = normalize_question(text)?;
         let chinese = Language::detect(&text) == Language::Chinese;
-        let mut answer = Answer {
-            id: options.id.clone(),
-            query: text.clone(),
-            route: Route {
-                skills: vec![],
-                confidence: 0.0,
-                decision: Decision::None,
-                candidates: vec![],
-                gate: None,
-                forced: false,
-            },
-            retrieved: false,
-            attempts: 0,
-            hits: vec![],
-            answer: String::new(),
-            citations: vec![],
-            refusal: None,
-            timings_ms: Default::default(),
-            queries: vec![],
-            context: Default::default(),
-            warnings: vec![],
-        };
+        let mut answer = Answer::new(options.id.clone(), text.clone());
         let ms = |a: Instant| a.elapsed().as_secs_f64() * 1000.0;
 
         // Gate.

@@ -5,7 +5,6 @@
 //! cache already holds the same text for the same model; deleted files drop out. A changed
 //! model, analyzer or chunking setting rebuilds the skill and says why.
 
-use crate::chunking::Chunking;
 use crate::{Engine, EngineError};
 use skillrag_chunk::ChunkConfig;
 use skillrag_core::{Chunk, Diagnostic};
@@ -144,8 +143,7 @@ impl Engine {
             Some(m) => (Some(m.id.clone()), m.dim),
             None => (None, 0),
         };
-        let chunking = Chunking::new(&self.project.config.index)?;
-        let fingerprint = format!("{};{}", self.chunk_config(skill)?.fingerprint(), chunking.fingerprint());
+        let fingerprint = format!("{};{}", self.chunk_config(skill)?.fingerprint(), self.chunking.fingerprint());
         Ok(IndexMeta::new(&skill.id, model_id, dim, fingerprint))
     }
 
@@ -161,7 +159,7 @@ impl Engine {
         let started = Instant::now();
         let mut report = SkillReport { skill: skill.id.clone(), ..Default::default() };
         let chunk_config = self.chunk_config(skill)?;
-        let chunking = Chunking::new(&self.project.config.index)?;
+        let chunking = &self.chunking;
         let wanted = self.wanted_meta(skill)?;
 
         let report_diag = |d: Diagnostic, diagnostics: &mut Vec<Diagnostic>| {

@@ -102,6 +102,8 @@ pub struct Engine {
     model: Option<ModelIdentity>,
     embedder: OnceLock<Result<Arc<dyn Embedder>, String>>,
     indexes: Mutex<HashMap<String, OpenIndex>>,
+    /// Presets and summaries from `[index]`, checked once when the engine opens.
+    chunking: chunking::Chunking,
 }
 
 impl Engine {
@@ -130,8 +132,16 @@ impl Engine {
                 Some(ModelIdentity { id: dir.model_id()?, dim, path })
             }
         };
-        let mut engine =
-            Engine { project, discovery, store, model, embedder: OnceLock::new(), indexes: Mutex::new(HashMap::new()) };
+        let chunking = chunking::Chunking::new(&project.config.index)?;
+        let mut engine = Engine {
+            project,
+            discovery,
+            store,
+            model,
+            embedder: OnceLock::new(),
+            indexes: Mutex::new(HashMap::new()),
+            chunking,
+        };
         engine.add_faq_examples();
         Ok(engine)
     }

@@ -1,5 +1,5 @@
 use super::*;
-use skillrag_ask::{Decision, Refusal, Route};
+use skillrag_ask::{Decision, Refusal};
 use skillrag_core::{DocType, Hit, HitRanks, HitScores, Tier};
 
 fn row(id: &str, kind: &str, skill: Option<&str>) -> BenchRow {
@@ -14,46 +14,34 @@ fn row(id: &str, kind: &str, skill: Option<&str>) -> BenchRow {
 }
 
 fn answer(id: &str, skills: &[&str], hits: &[(&str, &str)], refusal: Option<RefusalKind>, gate: bool) -> Answer {
-    Answer {
-        id: Some(id.into()),
-        query: "q".into(),
-        route: Route {
-            skills: skills.iter().map(|s| s.to_string()).collect(),
-            confidence: 0.9,
-            decision: if skills.is_empty() { Decision::None } else { Decision::Single },
-            candidates: vec![],
-            gate: gate.then(|| "chitchat".to_string()),
-            forced: false,
-        },
-        retrieved: !gate && !skills.is_empty(),
-        attempts: 1,
-        hits: hits
-            .iter()
-            .map(|(source, text)| Hit {
-                skill: "law".into(),
-                source: source.to_string(),
-                heading: String::new(),
-                ordinal: 0,
-                text: text.to_string(),
-                scores: HitScores::default(),
-                ranks: HitRanks::default(),
-                chunk_id: 0,
-                title: String::new(),
-                span: (0, 1),
-                doc_type: DocType::General,
-                tier: Tier::References,
-                pages: None,
-                summary: None,
-            })
-            .collect(),
-        answer: String::new(),
-        citations: vec![],
-        refusal: refusal.map(|kind| Refusal { kind, message: String::new() }),
-        timings_ms: Default::default(),
-        queries: vec![],
-        context: Default::default(),
-        warnings: vec![],
-    }
+    let mut answer = Answer::new(Some(id.into()), "q".into());
+    answer.route.skills = skills.iter().map(|s| s.to_string()).collect();
+    answer.route.confidence = 0.9;
+    answer.route.decision = if skills.is_empty() { Decision::None } else { Decision::Single };
+    answer.route.gate = gate.then(|| "chitchat".to_string());
+    answer.retrieved = !gate && !skills.is_empty();
+    answer.attempts = 1;
+    answer.hits = hits
+        .iter()
+        .map(|(source, text)| Hit {
+            skill: "law".into(),
+            source: source.to_string(),
+            heading: String::new(),
+            ordinal: 0,
+            text: text.to_string(),
+            scores: HitScores::default(),
+            ranks: HitRanks::default(),
+            chunk_id: 0,
+            title: String::new(),
+            span: (0, 1),
+            doc_type: DocType::General,
+            tier: Tier::References,
+            pages: None,
+            summary: None,
+        })
+        .collect();
+    answer.refusal = refusal.map(|kind| Refusal { kind, message: String::new() });
+    answer
 }
 
 #[test]
