@@ -15,7 +15,7 @@ pub fn extract(question: &Question, stats: &TermStats, context: &Context) -> (St
     let mut scored: Vec<(f32, usize, usize, &str)> = Vec::new();
     for (i, piece) in context.pieces.iter().enumerate() {
         for (offset, sentence) in skillrag_chunk::sentences(&piece.text) {
-            if sentence.chars().filter(|c| c.is_alphanumeric()).count() < 4 {
+            if sentence.chars().filter(|c| c.is_alphanumeric()).count() < 4 || is_reference_entry(sentence) {
                 continue;
             }
             let cover = text_coverage(&question.terms, stats, sentence);
@@ -53,7 +53,7 @@ pub fn extract(question: &Question, stats: &TermStats, context: &Context) -> (St
             if !used.contains(&n) {
                 used.push(n);
             }
-            format!("{sentence}[{n}]")
+            format!("{}[{n}]", unwrap_lines(&strip_markers(sentence)))
         })
         .collect::<Vec<_>>()
         .join(separator);
@@ -71,10 +71,86 @@ pub fn extract(question: &Question, stats: &TermStats, context: &Context) -> (St
     (text, citations)
 }
 
+/// A line of a reference list ("[1] setup.md, \"The web admin page\""): it names a source, it
+/// does not answer anything.
+fn is_reference_entry(sentence: &str) -> bool {
+    let Some(rest) = sentence.trim_start().strip_prefix('[') else { return false };
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && rest[digits..].starts_with(']')
+}
+
+/// The sentence without citation markers of its own (`[1]`, `[12]`): a knowledge file that
+/// quotes a cited answer must not lend the answer markers that point at none of its citations.
+fn strip_markers(sentence: &str) -> String {
+    let mut out = String::with_capacity(sentence.len());
+    let mut rest = sentence;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(']') {
+            out.push_str(rest[..open].trim_end_matches(' '));
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(&rest[..=open]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out.trim().to_string()
+}
+
+/// The sentence on one line: hard-wrapped knowledge text ("the admin\npassword") reads as
+/// prose again. Each run of whitespace becomes one space, except that a line break between two
+/// CJK characters is dropped.
+fn unwrap_lines(sentence: &str) -> String {
+    let cjk = |c: char| matches!(c as u32, 0x3000..=0x9FFF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF);
+    let mut out = String::with_capacity(sentence.len());
+    let mut chars = sentence.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_whitespace() {
+            out.push(c);
+            continue;
+        }
+        let mut newline = c == '\n';
+        while let Some(&w) = chars.peek().filter(|w| w.is_whitespace()) {
+            newline |= w == '\n';
+            chars.next();
+        }
+        let between_cjk = out.chars().last().is_some_and(cjk) && chars.peek().is_some_and(|&n| cjk(n));
+        if !(newline && between_cjk) {
+            out.push(' ');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::answer::ContextPiece;
+
+    #[test]
+    fn wrapped_lines_are_joined() {
+        assert_eq!(unwrap_lines("the admin\n  password"), "the admin password");
+        assert_eq!(unwrap_lines("试用期\n不得超过"), "试用期不得超过");
+        assert_eq!(unwrap_lines("第十九条  劳动合同"), "第十九条 劳动合同");
+    }
+
+    #[test]
+    fn reference_list_lines_are_not_answers() {
+        assert!(is_reference_entry("[1] troubleshooting.md, \"Factory reset\""));
+        assert!(!is_reference_entry("Hold the reset pin [1]."));
+        assert!(!is_reference_entry("[a] is not a marker"));
+    }
+
+    #[test]
+    fn own_markers_are_removed_from_quoted_sentences() {
+        assert_eq!(
+            strip_markers("Hold reset for 10 s [1]. See [2][13] and [a] or [ 3]."),
+            "Hold reset for 10 s. See and [a] or [ 3]."
+        );
+        assert_eq!(strip_markers("试用期不得超过六个月。[1]"), "试用期不得超过六个月。");
+    }
 
     #[test]
     fn picks_covering_sentences_with_citations() {

@@ -10,6 +10,7 @@ pub mod compile;
 mod conversation;
 pub mod evidence;
 mod extract;
+pub mod gaps;
 pub mod gate;
 mod retrieve;
 pub mod route;
@@ -17,6 +18,7 @@ mod tune;
 
 pub use answer::{Answer, Candidate, Citation, Context, Decision, Refusal, RefusalKind, Route};
 pub use conversation::Conversation;
+pub use gaps::{Gap, GapLog, GapRecord};
 pub use tune::{read_labelled, LabelledQuestion, TuneError};
 
 use evidence::TermStats;
@@ -66,6 +68,8 @@ pub struct Assistant {
     dispatcher: Dispatcher,
     model: RouterModel,
     labelled: Vec<LabelledQuestion>,
+    /// Where `not_found` and `out_of_scope` questions are logged; `None` = not logged.
+    gaps: Option<GapLog>,
 }
 
 impl Assistant {
@@ -84,11 +88,23 @@ impl Assistant {
             }
         }
         let dispatcher = Dispatcher { profiles };
-        let mut assistant = Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new() };
+        let gaps = engine.project.config.ask.gaps.then(|| GapLog::new(&engine.project.state_dir()));
+        let mut assistant = Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new(), gaps };
         let (model, labelled) = tune::load_or_fit(&assistant)?;
         assistant.model = model;
         assistant.labelled = labelled;
         Ok(assistant)
+    }
+
+    /// Stops logging unanswered questions (evaluation runs should not fill the gaps log).
+    pub fn without_gap_log(mut self) -> Assistant {
+        self.gaps = None;
+        self
+    }
+
+    /// The log of unanswered questions, when logging is on.
+    pub fn gap_log(&self) -> Option<&GapLog> {
+        self.gaps.as_ref()
     }
 
     pub fn router(&self) -> &RouterModel {
@@ -212,7 +228,7 @@ impl Assistant {
                 answer.answer = gate::reply(kind, chinese, &skills);
                 answer.timings_ms.gate = ms(started);
                 answer.timings_ms.total = answer.timings_ms.gate;
-                self.trace(&answer);
+                self.record(&answer);
                 return Ok(answer);
             }
         }
@@ -350,7 +366,7 @@ impl Assistant {
         if let Some(r) = &answer.refusal {
             answer.answer = r.message.clone();
         }
-        self.trace(&answer);
+        self.record(&answer);
         answer
     }
 
@@ -393,6 +409,14 @@ impl Assistant {
             format!("This could be a question for `{a}` ({da}) or `{b}` ({db}). Which one do you mean?")
         };
         Refusal { kind: RefusalKind::Ambiguous, message }
+    }
+
+    /// Logs the finished question: the trace when enabled, and the gaps log when refused.
+    fn record(&self, answer: &Answer) {
+        if let Some(gaps) = &self.gaps {
+            gaps.record(answer);
+        }
+        self.trace(answer);
     }
 
     fn trace(&self, answer: &Answer) {

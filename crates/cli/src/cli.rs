@@ -88,6 +88,53 @@ pub enum Command {
         after_help = "Example:\n  skillrag eval ../shared/bench/dev --compare bench/results/peer-dev.jsonl=seed-pipeline"
     )]
     Eval(EvalArgs),
+    /// Serve the HTTP API, an OpenAI-compatible chat endpoint, MCP and a web page.
+    #[command(
+        after_help = "Examples:\n  skillrag serve                          # http://127.0.0.1:8080 (web page at /)\n  SKILLRAG_API_TOKEN=$(openssl rand -hex 24) skillrag serve --addr 0.0.0.0:8080\n\nOpenAI clients: base_url http://127.0.0.1:8080/v1, model skillrag/auto or skillrag/<skill>.\nMCP clients: streamable HTTP at /mcp (or `skillrag mcp` over stdio).\nEndpoints and error codes: docs/http-api.md. Settings: [serve] in skillrag.toml."
+    )]
+    Serve(ServeArgs),
+    /// Serve the knowledge tools to an MCP client over stdin/stdout.
+    #[command(
+        after_help = "Tools: list_skills, search_knowledge_base, ask, list_sources.\n\nClaude Desktop / Cursor config:\n  {\"mcpServers\": {\"skillrag\": {\"command\": \"skillrag\", \"args\": [\"-C\", \"/path/to/project\", \"mcp\"]}}}"
+    )]
+    Mcp,
+    /// List the questions the skills could not answer (not_found, out_of_scope), most frequent first.
+    #[command(
+        after_help = "Questions are logged by ask, chat, batch, serve and mcp ([ask] gaps = true).\n\nExample:\n  skillrag gaps --skill labor-law --limit 20"
+    )]
+    Gaps(GapsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (default 127.0.0.1:8080 or [serve] addr); beyond loopback requires SKILLRAG_API_TOKEN.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub addr: Option<String>,
+    /// Requests per minute per client address (0 = unlimited).
+    #[arg(long, value_name = "N")]
+    pub rate_limit: Option<u32>,
+    /// Questions and searches worked on at once (default: one per CPU core).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Requests that may wait before the server answers 503.
+    #[arg(long, value_name = "N")]
+    pub queue: Option<usize>,
+    /// Largest request body in KiB (larger ones get 413).
+    #[arg(long, value_name = "KIB")]
+    pub max_body_kb: Option<usize>,
+    /// Allow this browser origin to call the API (repeatable; CORS is off without it).
+    #[arg(long = "cors-origin", value_name = "URL")]
+    pub cors_origins: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct GapsArgs {
+    /// Only this skill's gaps.
+    #[arg(long, short = 's')]
+    pub skill: Option<String>,
+    /// At most this many.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
 }
 
 #[derive(Args, Debug)]

@@ -23,6 +23,41 @@ pub struct Config {
     pub embed: EmbedConfig,
     pub retrieval: RetrievalConfig,
     pub ask: AskConfig,
+    pub serve: ServeConfig,
+}
+
+/// `skillrag serve` (flags override).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeConfig {
+    /// Address to listen on; anything but loopback requires `SKILLRAG_API_TOKEN`.
+    pub addr: String,
+    /// Largest request body, in KiB.
+    pub max_body_kb: usize,
+    /// Requests per minute per client address; 0 = unlimited.
+    pub rate_limit: u32,
+    /// Browser origins allowed to call the API (CORS); empty = off.
+    pub cors_origins: Vec<String>,
+    /// Questions and searches worked on at once; 0 = one per CPU core.
+    pub workers: usize,
+    /// Requests that may wait for a worker before the server answers 503.
+    pub queue: usize,
+    /// Answers kept for repeated questions (dropped on re-index); 0 = no cache.
+    pub cache_entries: usize,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            addr: "127.0.0.1:8080".into(),
+            max_body_kb: 256,
+            rate_limit: 0,
+            cors_origins: Vec::new(),
+            workers: 0,
+            queue: 256,
+            cache_entries: 1024,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,6 +126,8 @@ pub struct AskConfig {
     pub max_attempts: usize,
     /// Append one JSON line per question to this file (relative to the project); empty = off.
     pub trace: String,
+    /// Log `not_found` and `out_of_scope` questions to `<state>/gaps.jsonl` (`skillrag gaps`).
+    pub gaps: bool,
     /// How much worse refusing an answerable question is than answering an unanswerable one;
     /// weighs the two errors when the evidence threshold is fitted.
     pub refusal_cost: f32,
@@ -105,6 +142,7 @@ impl Default for AskConfig {
             per_source: 2,
             max_attempts: 3,
             trace: String::new(),
+            gaps: true,
             refusal_cost: 4.0,
         }
     }
@@ -119,6 +157,7 @@ impl Default for Config {
             embed: EmbedConfig::default(),
             retrieval: RetrievalConfig::default(),
             ask: AskConfig::default(),
+            serve: ServeConfig::default(),
         }
     }
 }
@@ -223,7 +262,8 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
         let canonical = ALIASES.iter().find(|(alias, _)| alias == name).map_or(name.as_str(), |(_, c)| *c);
         let rest = canonical.strip_prefix("SKILLRAG_").unwrap_or(rest).to_ascii_lowercase();
         let Some((section, key)) = locate(&known, &rest) else {
-            if !NOT_SETTINGS.contains(&name.as_str()) {
+            // SKILLRAG_TEST_* belong to the test suite.
+            if !NOT_SETTINGS.contains(&name.as_str()) && !name.starts_with("SKILLRAG_TEST_") {
                 unknown_env.push(name.clone());
             }
             continue;
@@ -253,8 +293,14 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
-const NOT_SETTINGS: [&str; 5] =
-    ["SKILLRAG_CACHE", "SKILLRAG_LLM_API_KEY", "SKILLRAG_LLM_BASE_URL", "SKILLRAG_LLM_MODEL", "SKILLRAG_LLM_GGUF"];
+const NOT_SETTINGS: [&str; 6] = [
+    "SKILLRAG_CACHE",
+    "SKILLRAG_API_TOKEN",
+    "SKILLRAG_LLM_API_KEY",
+    "SKILLRAG_LLM_BASE_URL",
+    "SKILLRAG_LLM_MODEL",
+    "SKILLRAG_LLM_GGUF",
+];
 
 /// (section, key) → default value, from the defaults themselves.
 fn known_keys() -> BTreeMap<(Option<String>, String), toml::Value> {
@@ -386,7 +432,17 @@ context_chars = 4000     # context budget in characters
 per_source = 2           # at most this many chunks of one document in the context
 max_attempts = 3         # the question plus at most two reformulations when evidence is weak
 trace = ""               # e.g. ".skillrag/trace.jsonl": one JSON line per question
+gaps = true              # log unanswered questions for `skillrag gaps` and GET /v1/gaps
 refusal_cost = 4.0       # refusing an answerable question vs answering an unanswerable one (fits not_found)
+
+[serve]
+addr = "127.0.0.1:8080"  # other than loopback requires SKILLRAG_API_TOKEN (bearer token)
+max_body_kb = 256        # larger request bodies get 413
+rate_limit = 0           # requests per minute per client address; 0 = unlimited
+cors_origins = []        # e.g. ["https://intranet.example"]; empty = CORS off
+workers = 0              # questions and searches worked on at once; 0 = one per CPU core
+queue = 256              # requests waiting beyond this get 503 + Retry-After
+cache_entries = 1024     # repeated questions answered from memory until the next re-index
 "#
     )
 }

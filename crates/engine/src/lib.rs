@@ -104,6 +104,9 @@ pub struct Engine {
     indexes: Mutex<HashMap<String, OpenIndex>>,
     /// Presets and summaries from `[index]`, checked once when the engine opens.
     chunking: chunking::Chunking,
+    /// Keep serving the generations opened first, even after newer ones are published (see
+    /// [`Engine::pin_generations`]).
+    pinned: bool,
 }
 
 impl Engine {
@@ -141,6 +144,7 @@ impl Engine {
             embedder: OnceLock::new(),
             indexes: Mutex::new(HashMap::new()),
             chunking,
+            pinned: false,
         };
         engine.add_faq_examples();
         Ok(engine)
@@ -220,8 +224,37 @@ impl Engine {
         })
     }
 
-    /// The current generation of a skill's index, reopened only when a newer one is published.
+    /// Opens every skill's current index now and keeps answering from exactly those
+    /// generations, even after a re-index publishes newer ones. A server does this so that one
+    /// question never mixes two generations; it opens a new engine to switch.
+    pub fn pin_generations(mut self) -> Result<Engine, EngineError> {
+        self.pinned = true;
+        for skill in self.discovery.skills.iter().map(|s| s.id.clone()).collect::<Vec<_>>() {
+            self.index_of(&skill)?;
+        }
+        Ok(self)
+    }
+
+    /// The generation each skill's served index has (pinned or current), `None` when not indexed.
+    pub fn served_generations(&self) -> BTreeMap<String, Option<u64>> {
+        let cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        self.discovery.skills.iter().map(|s| (s.id.clone(), cache.get(&s.id).map(|(g, _)| *g))).collect()
+    }
+
+    /// The generation each skill's store holds now (what a fresh engine would serve).
+    pub fn published_generations(&self) -> Result<BTreeMap<String, Option<u64>>, EngineError> {
+        self.discovery.skills.iter().map(|s| Ok((s.id.clone(), self.store.generation(&s.id)?))).collect()
+    }
+
+    /// The current generation of a skill's index, reopened only when a newer one is published
+    /// (unless the engine is pinned).
     pub fn index_of(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, EngineError> {
+        if self.pinned {
+            let cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, index)) = cache.get(skill) {
+                return Ok(Some(index.clone()));
+            }
+        }
         let Some(generation) = self.store.generation(skill)? else { return Ok(None) };
         let mut cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((g, index)) = cache.get(skill) {

@@ -8,6 +8,7 @@ mod index;
 mod init;
 mod lint;
 mod search;
+mod serve;
 mod skills;
 
 use crate::cli::{Cli, Command};
@@ -32,6 +33,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Route(args) => ask::route(&cli, args),
         Command::Tune(args) => ask::tune(&cli, args),
         Command::Eval(args) => eval::eval(&cli, args),
+        Command::Serve(args) => serve::serve(&cli, args),
+        Command::Mcp => serve::mcp(&cli),
+        Command::Gaps(args) => serve::gaps(&cli, args),
     }
 }
 
@@ -55,12 +59,17 @@ pub fn open_project(cli: &Cli) -> Result<Project> {
 /// Opens the engine and says once, on stderr, when retrieval is lexical-only.
 pub fn open_engine(project: Project) -> Result<Engine> {
     let engine = Engine::open(project)?;
+    note_if_lexical(&engine);
+    Ok(engine)
+}
+
+/// Says on stderr when no embedding model is configured (retrieval is BM25 only).
+pub fn note_if_lexical(engine: &Engine) {
     if engine.model().is_none() {
         eprintln!(
             "note: no embedding model configured; using BM25 only (set SKILLRAG_EMBED_MODEL or [embed] model in skillrag.toml)"
         );
     }
-    Ok(engine)
 }
 
 /// Prints a value as pretty JSON on stdout.

@@ -1,0 +1,117 @@
+//! `skillrag serve`, `mcp` and `gaps`: the server edges over `skillrag-server`.
+
+use super::{note_if_lexical, open_engine, open_project, print_json};
+use crate::cli::{Cli, GapsArgs, ServeArgs};
+use crate::output::Table;
+use anyhow::{Context, Result};
+use skillrag_server::{Limits, ServeOptions, Service};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
+/// Opens the project's service (loads the model, fits the router when needed).
+fn open_service(cli: &Cli, args: Option<&ServeArgs>) -> Result<(Arc<Service>, skillrag_engine::Project)> {
+    let project = open_project(cli)?;
+    let c = &project.config.serve;
+    let mut limits = Limits::default();
+    if c.workers > 0 {
+        limits.workers = c.workers;
+    }
+    limits.queue = c.queue;
+    limits.cache_entries = c.cache_entries;
+    if let Some(a) = args {
+        limits.workers = a.workers.unwrap_or(limits.workers);
+        limits.queue = a.queue.unwrap_or(limits.queue);
+    }
+    let service = Service::open(project.clone(), limits).map_err(|e| anyhow::anyhow!(e.message))?;
+    note_if_lexical(&service.live().assistant.engine);
+    Ok((Arc::new(service), project))
+}
+
+pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
+    let (service, project) = open_service(cli, Some(args))?;
+    let c = &project.config.serve;
+    let addr = args.addr.as_deref().unwrap_or(&c.addr);
+    let options = ServeOptions {
+        addr: addr.parse().with_context(|| format!("--addr {addr}: expected HOST:PORT such as 127.0.0.1:8080"))?,
+        token: std::env::var("SKILLRAG_API_TOKEN").ok().filter(|t| !t.is_empty()),
+        max_body: args.max_body_kb.unwrap_or(c.max_body_kb).saturating_mul(1024),
+        rate_limit: args.rate_limit.unwrap_or(c.rate_limit),
+        cors_origins: if args.cors_origins.is_empty() { c.cors_origins.clone() } else { args.cors_origins.clone() },
+        reload_every: Duration::from_secs(2),
+    };
+    options.check().map_err(anyhow::Error::msg)?;
+    let skills = service.live().assistant.engine.skills().len();
+    runtime()?.block_on(async move {
+        skillrag_server::serve(service, options, shutdown_signal(), |bound| {
+            // Scripts wait for this line to know the port (with --addr 127.0.0.1:0).
+            eprintln!(
+                "skillrag serving {skills} skill(s) on http://{bound}  (web page /, API /v1, MCP /mcp; Ctrl-C stops)"
+            );
+        })
+        .await
+        .context("serving")
+    })?;
+    eprintln!("skillrag stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+pub fn mcp(cli: &Cli) -> Result<ExitCode> {
+    let (service, _) = open_service(cli, None)?;
+    runtime()?.block_on(skillrag_server::mcp::serve_stdio(service)).context("MCP over stdio")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn gaps(cli: &Cli, args: &GapsArgs) -> Result<ExitCode> {
+    let engine = open_engine(open_project(cli)?)?;
+    if let Some(s) = &args.skill {
+        engine.skill(s)?;
+    }
+    let log = skillrag_ask::GapLog::new(&engine.project.state_dir());
+    let (mut gaps, unreadable) = log.list(args.skill.as_deref()).with_context(|| log.path().display().to_string())?;
+    gaps.truncate(args.limit);
+    if unreadable > 0 {
+        eprintln!("warning: {}: {unreadable} unreadable line(s) skipped", log.path().display());
+    }
+    if cli.json {
+        print_json(&serde_json::json!({"gaps": gaps}))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if gaps.is_empty() {
+        println!("No unanswered questions logged yet ({}).", log.path().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["COUNT", "SKILL", "KIND", "QUESTION"]);
+    for g in &gaps {
+        let kind = serde_json::to_value(g.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        table.row(vec![g.count.to_string(), g.skill.clone().unwrap_or_else(|| "-".into()), kind, g.query.clone()]);
+    }
+    table.print();
+    Ok(ExitCode::SUCCESS)
+}

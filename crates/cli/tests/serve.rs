@@ -1,0 +1,487 @@
+//! `skillrag serve` and `skillrag mcp` driven over real HTTP and stdio: the JSON API and its
+//! errors, the OpenAI-compatible endpoint (also through the official `openai` Python client),
+//! MCP through the official `mcp` Python client, auth, rate limits, re-indexing while serving,
+//! and the web page in headless Chromium.
+
+mod common;
+
+use common::{demo_indexed, run, skillrag};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A running `skillrag serve`, killed on drop.
+struct Server {
+    child: Child,
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Server {
+    fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut cmd = skillrag(dir, &["serve", "--addr", "127.0.0.1:0"]);
+        cmd.args(args).envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start skillrag serve");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("[serve] {line}");
+                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    let _ = tx.send(url.to_string());
+                }
+            }
+        });
+        let base = rx.recv_timeout(Duration::from_secs(120)).expect("skillrag serve did not report its address");
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(120)))
+            .build()
+            .into();
+        Server { child, base, agent }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn get(&self, path: &str) -> (u16, String, Vec<(String, String)>) {
+        response(self.agent.get(self.url(path)).call())
+    }
+
+    fn post(&self, path: &str, body: &str) -> (u16, String, Vec<(String, String)>) {
+        response(self.agent.post(self.url(path)).header("content-type", "application/json").send(body))
+    }
+
+    fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
+        let (status, text, _) = self.post(path, &body.to_string());
+        (status, parse(&text))
+    }
+
+    fn get_json(&self, path: &str) -> (u16, Value) {
+        let (status, text, _) = self.get(path);
+        (status, parse(&text))
+    }
+
+    /// A request written byte for byte, so paths reach the server exactly as given.
+    fn raw_get(&self, path: &str) -> u16 {
+        let addr = self.base.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "serve did not stop within 30 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn response(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, String, Vec<(String, String)>) {
+    let mut r = r.expect("HTTP request failed");
+    let headers =
+        r.headers().iter().map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string())).collect();
+    (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default(), headers)
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+/// The error shape every failure has.
+fn assert_error(status: u16, body: &Value, code: u16, kind: &str) {
+    assert_eq!(status, code, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert_eq!(body["error"]["type"], kind, "{body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+}
+
+const ROUTER_QUESTION: &str = "How do I factory reset the router?";
+const OUT_OF_SCOPE: &str = "Who won the football world cup in 1998?";
+
+#[test]
+fn serves_the_api_with_json_errors_metrics_and_gaps() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--max-body-kb", "8"], &[]);
+
+    let (status, health) = server.get_json("/healthz");
+    assert_eq!((status, health["status"].as_str(), health["indexed"].as_u64()), (200, Some("ok"), Some(3)));
+
+    // Ask: routed, cited, then served from the cache.
+    let (status, text, headers) = server.post("/v1/ask", &json!({"query": ROUTER_QUESTION, "id": "q1"}).to_string());
+    let answer = parse(&text);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["id"], "q1");
+    assert_eq!(answer["route"]["skills"], json!(["router-faq"]), "{answer}");
+    assert!(answer["refusal"].is_null(), "{answer}");
+    let first = &answer["citations"][0];
+    assert_eq!(first["skill"], "router-faq", "{answer}");
+    assert!(answer["answer"].as_str().unwrap().contains(&format!("[{}]", first["n"])), "{answer}");
+    assert_eq!(header(&headers, "x-skillrag-cache"), Some("miss"));
+    let (_, again, headers) = server.post("/v1/ask", &json!({"query": ROUTER_QUESTION}).to_string());
+    assert_eq!(header(&headers, "x-skillrag-cache"), Some("hit"));
+    assert_eq!(parse(&again)["answer"], answer["answer"]);
+    assert!(parse(&again).get("id").is_none(), "a cached answer does not carry another caller's id");
+
+    // Search, route, skills, sources, one source's chunks.
+    let (status, search) =
+        server.post_json("/v1/search", json!({"query": "试用期最长多久", "skills": ["labor-law"], "k": 3}));
+    assert_eq!(status, 200, "{search}");
+    let hits = search["hits"].as_array().unwrap();
+    assert!(!hits.is_empty() && hits.len() <= 3, "{search}");
+    assert!(hits[0]["scores"]["bm25"].is_number() && hits[0]["ranks"]["fused"] == 1, "{search}");
+    let (status, route) = server.post_json("/v1/route", json!({"query": "绿茶用多少度的水泡？"}));
+    assert_eq!((status, &route["skills"]), (200, &json!(["tea-brewing"])), "{route}");
+    assert_eq!(route["candidates"].as_array().unwrap().len(), 3, "{route}");
+    let (_, skills) = server.get_json("/v1/skills");
+    assert_eq!(skills["skills"].as_array().unwrap().len(), 3);
+    let (status, sources) = server.get_json("/v1/skills/router-faq/sources");
+    assert_eq!(status, 200, "{sources}");
+    let source = sources["sources"][0]["source"].as_str().unwrap().to_string();
+    let (status, doc) = server.get_json(&format!("/v1/skills/router-faq/sources/{source}"));
+    assert_eq!(status, 200, "{doc}");
+    assert!(!doc["chunks"].as_array().unwrap().is_empty(), "{doc}");
+
+    // Errors: one JSON shape, the right codes.
+    let (status, text, _) = server.post("/v1/ask", "{not json");
+    assert_error(status, &parse(&text), 400, "bad_request");
+    let (status, body) = server.post_json("/v1/ask", json!({"question": "wrong field"}));
+    assert_error(status, &body, 422, "unprocessable");
+    let (status, body) = server.post_json("/v1/ask", json!({"query": "x".repeat(10_000)}));
+    assert_error(status, &body, 413, "payload_too_large");
+    let (status, body) = server.post_json("/v1/ask", json!({"query": "  "}));
+    assert_error(status, &body, 400, "bad_request");
+    let (status, body) = server.post_json("/v1/ask", json!({"query": "hi", "skill": "nope"}));
+    assert_error(status, &body, 404, "not_found");
+    let (status, body) = server.get_json("/v1/nothing-here");
+    assert_error(status, &body, 404, "not_found");
+    let (status, body) = server.get_json("/v1/skills/router-faq/sources/knowledge/missing.md");
+    assert_error(status, &body, 404, "not_found");
+
+    // Nothing from a request can name a file outside the project.
+    for path in [
+        "/v1/skills/../sources",
+        "/v1/skills/..%2F..%2Fetc/sources",
+        "/v1/skills/router-faq/sources/../../../../etc/passwd",
+        "/v1/skills/router-faq/sources/%2e%2e/%2e%2e/skillrag.toml",
+        "/v1/skills/router-faq/sources/..%2F..%2Fskillrag.toml",
+        "/v1/skills/router-faq/sources//etc/passwd",
+        "/v1/skills/router-faq/sources/%2Fetc%2Fpasswd",
+        "/v1/skills/router-faq/sources/knowledge%5C..%5C..%5Cskillrag.toml",
+        "/v1/skills/router-faq/sources/%252e%252e/skillrag.toml",
+    ] {
+        let status = server.raw_get(path);
+        assert!(status == 400 || status == 404, "{path} answered {status}");
+    }
+
+    // Unanswered questions are logged for the knowledge-base owners.
+    let (_, refused) = server.post_json("/v1/ask", json!({"query": OUT_OF_SCOPE}));
+    assert_eq!(refused["refusal"]["kind"], "out_of_scope", "{refused}");
+    server.post_json("/v1/ask", json!({"query": OUT_OF_SCOPE}));
+    let (status, gaps) = server.get_json("/v1/gaps");
+    assert_eq!(status, 200);
+    assert_eq!(gaps["gaps"][0]["query"], OUT_OF_SCOPE, "{gaps}");
+    assert_eq!(gaps["gaps"][0]["count"], 2, "{gaps}");
+    let cli_gaps = common::json(project.path(), &["gaps"]);
+    assert_eq!(cli_gaps["gaps"][0]["query"], OUT_OF_SCOPE, "{cli_gaps}");
+
+    // Prometheus metrics.
+    let (status, metrics, _) = server.get("/metrics");
+    assert_eq!(status, 200);
+    for needle in [
+        "skillrag_http_requests_total{route=\"/v1/ask\",method=\"POST\",status=\"200\"}",
+        "skillrag_answer_stage_duration_seconds_count{stage=\"retrieve\"} 2",
+        "skillrag_refusals_total{kind=\"out_of_scope\"} 1",
+        "skillrag_answer_cache_total{result=\"hit\"}",
+    ] {
+        assert!(metrics.contains(needle), "metrics lack {needle}:\n{metrics}");
+    }
+
+    // Graceful shutdown on SIGTERM.
+    assert!(server.stop().success());
+}
+
+/// Parses an SSE body into its `data:` payloads.
+fn sse_data(body: &str) -> Vec<String> {
+    body.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.trim().to_string()).collect()
+}
+
+#[test]
+fn openai_compatible_chat_carries_citations_and_refusals() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+
+    let (status, models) = server.get_json("/v1/models");
+    assert_eq!(status, 200);
+    let ids: Vec<&str> = models["data"].as_array().unwrap().iter().filter_map(|m| m["id"].as_str()).collect();
+    assert_eq!(ids, ["skillrag/auto", "skillrag/labor-law", "skillrag/router-faq", "skillrag/tea-brewing"]);
+
+    let request = |stream: bool| {
+        json!({"model": "skillrag/auto", "stream": stream,
+            "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": ROUTER_QUESTION}]})
+    };
+    let (status, completion) = server.post_json("/v1/chat/completions", request(false));
+    assert_eq!(status, 200, "{completion}");
+    let content = completion["choices"][0]["message"]["content"].as_str().unwrap().to_string();
+    let n = &completion["citations"][0]["n"];
+    assert!(
+        content.contains(&format!("[{n}]")) && content.contains(&format!("\n\n[{n}] router-faq/")),
+        "markers and footnotes in content: {content}"
+    );
+    assert_eq!(completion["citations"][0]["skill"], "router-faq", "{completion}");
+    assert!(!completion["citations"][0]["text"].as_str().unwrap().is_empty());
+    assert!(completion["skillrag"]["refusal"].is_null());
+
+    // Streaming: the same content in pieces, citations in the last chunk, then [DONE].
+    let (status, body, headers) = server.post("/v1/chat/completions", &request(true).to_string());
+    assert_eq!(status, 200, "{body}");
+    assert!(header(&headers, "content-type").unwrap().starts_with("text/event-stream"));
+    let data = sse_data(&body);
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+    let chunks: Vec<Value> = data[..data.len() - 1].iter().map(|d| parse(d)).collect();
+    assert!(chunks.len() > 3, "streamed in pieces: {body}");
+    let streamed: String =
+        chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect::<Vec<_>>().concat();
+    assert_eq!(streamed, content);
+    let last = chunks.last().unwrap();
+    assert_eq!(last["choices"][0]["finish_reason"], "stop");
+    assert_eq!(last["citations"], completion["citations"]);
+
+    // A follow-up keeps the previous question's topic; a named model forces its skill.
+    let (_, follow) = server.post_json(
+        "/v1/chat/completions",
+        json!({"model": "skillrag/auto", "messages": [
+            {"role": "user", "content": "劳动合同期限三年，试用期最长可以约定多久？"},
+            {"role": "assistant", "content": "……"},
+            {"role": "user", "content": "那两年呢？"}]}),
+    );
+    assert_eq!(follow["skillrag"]["route"]["skills"], json!(["labor-law"]), "{follow}");
+    let (_, forced) = server.post_json(
+        "/v1/chat/completions",
+        json!({"model": "skillrag/tea-brewing", "messages": [{"role": "user", "content": "绿茶用多少度的水？"}]}),
+    );
+    assert_eq!(forced["skillrag"]["route"]["skills"], json!(["tea-brewing"]));
+
+    // A refusal is a normal assistant message with its kind in the extras.
+    let (status, refusal) = server.post_json(
+        "/v1/chat/completions",
+        json!({"model": "skillrag/auto", "messages": [{"role": "user", "content": OUT_OF_SCOPE}]}),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(refusal["choices"][0]["message"]["role"], "assistant");
+    assert!(!refusal["choices"][0]["message"]["content"].as_str().unwrap().is_empty());
+    assert_eq!(refusal["skillrag"]["refusal"]["kind"], "out_of_scope", "{refusal}");
+
+    let (status, body) = server.post_json(
+        "/v1/chat/completions",
+        json!({"model": "skillrag/nope", "messages": [{"role": "user", "content": "hi"}]}),
+    );
+    assert_error(status, &body, 404, "not_found");
+    let (status, body) = server.post_json("/v1/chat/completions", json!({"model": "skillrag/auto", "messages": []}));
+    assert_error(status, &body, 422, "unprocessable");
+}
+
+#[test]
+fn exposed_server_requires_a_token_and_limits_clients() {
+    let project = demo_indexed();
+    let refused = skillrag(project.path(), &["serve", "--addr", "0.0.0.0:0"]).output().unwrap();
+    assert!(!refused.status.success());
+    assert!(common::stderr(&refused).contains("SKILLRAG_API_TOKEN"), "{}", common::stderr(&refused));
+
+    let token = "test-token-0123456789abcdef";
+    let server = Server::start(project.path(), &["--rate-limit", "6"], &[("SKILLRAG_API_TOKEN", token)]);
+    assert_eq!(server.get("/healthz").0, 200, "liveness needs no token");
+    let (status, body) = server.get_json("/v1/skills");
+    assert_error(status, &body, 401, "unauthorized");
+    let wrong = server.agent.get(server.url("/v1/skills")).header("authorization", "Bearer wrong").call();
+    assert_eq!(response(wrong).0, 401);
+    let mut statuses = Vec::new();
+    let mut retry_after = None;
+    for _ in 0..8 {
+        let (status, _, headers) = response(
+            server.agent.get(server.url("/v1/skills")).header("authorization", format!("Bearer {token}")).call(),
+        );
+        if status == 429 {
+            retry_after = header(&headers, "retry-after").map(String::from);
+        }
+        statuses.push(status);
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 4, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 4, "{statuses:?}");
+    assert!(retry_after.is_some_and(|s| s.parse::<u64>().is_ok_and(|n| n >= 1)));
+}
+
+/// Re-indexing while many clients ask: no errors, and the new knowledge is served after the
+/// switch (through the API, and when another process re-indexes).
+#[test]
+fn reindexing_while_serving_switches_atomically() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+    let (_, before) = server.get_json("/v1/skills");
+    let generation = |skills: &Value, id: &str| {
+        skills["skills"].as_array().unwrap().iter().find(|s| s["skill"] == id).unwrap()["generation"].as_u64()
+    };
+    let g0 = generation(&before, "router-faq").unwrap();
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..8)
+        .map(|i| {
+            let (base, stop) = (server.base.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let mut served = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let q = if i % 2 == 0 { ROUTER_QUESTION.to_string() } else { format!("LED colours {served}") };
+                    let (status, text, _) = response(
+                        agent
+                            .post(format!("{base}/v1/ask"))
+                            .header("content-type", "application/json")
+                            .send(json!({"query": q}).to_string()),
+                    );
+                    assert_eq!(status, 200, "{text}");
+                    let a = parse(&text);
+                    for c in a["citations"].as_array().unwrap() {
+                        assert!(a["hits"].as_array().unwrap().iter().any(|h| h["source"] == c["source"]), "{a}");
+                    }
+                    served += 1;
+                }
+                served
+            })
+        })
+        .collect();
+
+    let (status, job) = server.post_json("/v1/index", json!({"rebuild": true}));
+    assert_eq!(status, 202, "{job}");
+    let (status, busy) = server.post_json("/v1/index", json!({}));
+    assert!(status == 409 || status == 202, "{busy}");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let done = loop {
+        let (_, j) = server.get_json("/v1/index");
+        if j["job"]["state"] != "running" {
+            break j;
+        }
+        assert!(Instant::now() < deadline, "re-index did not finish: {j}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let served: usize = clients.into_iter().map(|c| c.join().expect("a client saw an error")).sum();
+    assert_eq!(done["job"]["state"], "done", "{done}");
+    assert!(served > 8, "clients kept being answered during the re-index ({served})");
+    let (_, after) = server.get_json("/v1/skills");
+    assert!(generation(&after, "router-faq").unwrap() > g0, "{after}");
+
+    // Another process re-indexes new knowledge: the server switches within seconds, and the
+    // cached answer to the same question is not served from the old generation.
+    let question = json!({"query": "What does the blinking purple light mean?", "skill": "router-faq"});
+    server.post_json("/v1/ask", question.clone());
+    let note = project.path().join("skills/router-faq/knowledge/purple-light.md");
+    std::fs::write(
+        &note,
+        "# Blinking purple light\n\nA blinking purple light means the router is in quarantine mode after a failed \
+         firmware update; hold the reset button for 30 seconds to leave quarantine mode.\n",
+    )
+    .unwrap();
+    run(project.path(), &["index", "--skill", "router-faq"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, a) = server.post_json("/v1/ask", question.clone());
+        if a["answer"].as_str().unwrap_or("").contains("quarantine") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the new generation was not served: {a}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Where `scripts/setup-test-clients` installed the client tools (`scripts/test` runs it).
+fn client_tool(var: &str) -> PathBuf {
+    std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        panic!("{var} is not set: run `eval \"$(scripts/setup-test-clients)\"` first (scripts/test does)")
+    })
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/tests").join(name)
+}
+
+fn run_checked(mut cmd: Command, what: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprintln!("{what}:\n{stdout}\n{stderr}");
+    assert!(out.status.success(), "{what} failed:\n{stdout}\n{stderr}");
+}
+
+#[test]
+fn official_openai_and_mcp_clients() {
+    let python = client_tool("SKILLRAG_TEST_PYTHON");
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+
+    let mut openai = Command::new(&python);
+    openai.arg(script("clients/openai_client.py")).arg(&server.base);
+    run_checked(openai, "openai client");
+
+    let mut http = Command::new(&python);
+    http.arg(script("clients/mcp_client.py")).args(["http", &server.url("/mcp")]);
+    run_checked(http, "mcp client over streamable HTTP");
+
+    let mut stdio = Command::new(&python);
+    stdio
+        .arg(script("clients/mcp_client.py"))
+        .args(["stdio", env!("CARGO_BIN_EXE_skillrag")])
+        .arg(project.path())
+        .env("SKILLRAG_EMBED_MODEL", common::model());
+    run_checked(stdio, "mcp client over stdio");
+}
+
+#[test]
+fn web_page_in_headless_chromium() {
+    let node_path = client_tool("SKILLRAG_TEST_NODE_PATH");
+    let chromium = client_tool("SKILLRAG_TEST_CHROMIUM");
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+    let screenshots = tempfile::tempdir().unwrap();
+    let mut node = Command::new("node");
+    node.arg(script("web/e2e.mjs"))
+        .arg(&server.base)
+        .arg(screenshots.path())
+        .env("NODE_PATH", node_path)
+        .env("SKILLRAG_TEST_CHROMIUM", chromium);
+    run_checked(node, "web page end to end");
+    for shot in ["chat.png", "retrieval.png", "index.png"] {
+        let size = std::fs::metadata(screenshots.path().join(shot)).map_or(0, |m| m.len());
+        assert!(size > 10_000, "{shot} is missing or blank ({size} bytes)");
+    }
+    // SKILLRAG_SCREENSHOTS=docs/screenshots keeps them (how the committed ones were made).
+    if let Some(keep) = std::env::var_os("SKILLRAG_SCREENSHOTS") {
+        for shot in ["chat.png", "chat-refusal.png", "retrieval.png", "index.png"] {
+            std::fs::create_dir_all(&keep).unwrap();
+            std::fs::copy(screenshots.path().join(shot), Path::new(&keep).join(shot)).unwrap();
+        }
+    }
+}

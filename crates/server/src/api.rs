@@ -1,0 +1,165 @@
+//! The native JSON API (`/v1/ask`, `/v1/search`, `/v1/route`, `/v1/skills…`, `/v1/index`,
+//! `/v1/gaps`, `/healthz`, `/metrics`). Handlers only translate HTTP to [`Service`] calls.
+
+use crate::error::{ApiError, Json};
+use crate::paths;
+use crate::Shared;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use skillrag_ask::AskOptions;
+use skillrag_store::hybrid::Mode;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskRequest {
+    pub query: String,
+    #[serde(default)]
+    pub skill: Option<String>,
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> Result<Response, ApiError> {
+    if let Some(s) = &req.skill {
+        paths::skill_id(s)?;
+    }
+    let options = AskOptions { skill: req.skill, id: req.id };
+    let (answer, cached) = shared.service.ask(req.query, options, None).await?;
+    let mut response = axum::Json(&*answer).into_response();
+    response.headers_mut().insert("x-skillrag-cache", HeaderValue::from_static(if cached { "hit" } else { "miss" }));
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    pub query: String,
+    #[serde(default)]
+    pub skills: Vec<String>,
+    #[serde(default)]
+    pub k: Option<usize>,
+    #[serde(default)]
+    pub mode: Option<String>,
+}
+
+pub async fn search(State(shared): State<Shared>, Json(req): Json<SearchRequest>) -> Result<Response, ApiError> {
+    for s in &req.skills {
+        paths::skill_id(s)?;
+    }
+    if req.k.is_some_and(|k| !(1..=100).contains(&k)) {
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`k` must be between 1 and 100"));
+    }
+    let mode = match req.mode.as_deref() {
+        None => Mode::Hybrid,
+        Some(m) => Mode::parse(m).ok_or_else(|| {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("unknown mode `{m}` (hybrid, bm25 or dense)"))
+        })?,
+    };
+    let result = shared.service.search(req.query, req.skills, req.k, mode).await?;
+    Ok(axum::Json(result).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteRequest {
+    pub query: String,
+}
+
+pub async fn route(State(shared): State<Shared>, Json(req): Json<RouteRequest>) -> Result<Response, ApiError> {
+    Ok(axum::Json(shared.service.route(req.query).await?).into_response())
+}
+
+pub async fn skills(State(shared): State<Shared>) -> Result<Response, ApiError> {
+    Ok(axum::Json(json!({"skills": shared.service.skills().await?})).into_response())
+}
+
+pub async fn sources(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {
+    paths::skill_id(&skill)?;
+    let sources = shared.service.sources(skill.clone()).await?;
+    Ok(axum::Json(json!({"skill": skill, "sources": sources})).into_response())
+}
+
+pub async fn source(
+    State(shared): State<Shared>,
+    Path((skill, source)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    paths::skill_id(&skill)?;
+    paths::source_path(&source)?;
+    let chunks = shared.service.source_chunks(skill.clone(), source.clone()).await?;
+    Ok(axum::Json(json!({"skill": skill, "source": source, "chunks": chunks})).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IndexRequest {
+    #[serde(default)]
+    pub skills: Vec<String>,
+    #[serde(default)]
+    pub rebuild: bool,
+}
+
+/// The body is optional: an empty POST re-indexes every skill.
+pub async fn start_index(State(shared): State<Shared>, body: axum::body::Bytes) -> Result<Response, ApiError> {
+    let req: IndexRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        IndexRequest::default()
+    } else {
+        crate::error::parse_json(&body)?
+    };
+    for s in &req.skills {
+        paths::skill_id(s)?;
+    }
+    let job = shared.service.start_index(req.skills, req.rebuild)?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({"job": job}))).into_response())
+}
+
+pub async fn index_job(State(shared): State<Shared>) -> Response {
+    axum::Json(json!({"job": shared.service.index_job()})).into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GapsQuery {
+    #[serde(default)]
+    pub skill: Option<String>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+pub async fn gaps(
+    State(shared): State<Shared>,
+    query: Result<Query<GapsQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    if let Some(s) = &q.skill {
+        paths::skill_id(s)?;
+    }
+    let gaps = shared.service.gaps(q.skill, q.limit.unwrap_or(100)).await?;
+    Ok(axum::Json(json!({"gaps": gaps})).into_response())
+}
+
+pub async fn healthz(State(shared): State<Shared>) -> Response {
+    let live = shared.service.live();
+    let served = live.assistant.engine.served_generations();
+    let indexed = served.values().filter(|g| g.is_some()).count();
+    axum::Json(json!({"status": "ok", "skills": served.len(), "indexed": indexed})).into_response()
+}
+
+pub async fn metrics(State(shared): State<Shared>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        shared.service.metrics.render(),
+    )
+        .into_response()
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("no such endpoint; see docs/http-api.md")
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this endpoint does not take that method; see docs/http-api.md")
+}

@@ -1,0 +1,133 @@
+//! JSON errors with HTTP status codes: `{"error": {"code", "type", "message"}}` on every route,
+//! including axum's own rejections (bad JSON, body too large), so clients parse one shape.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use skillrag_ask::AskError;
+use skillrag_engine::EngineError;
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+    /// Seconds for `Retry-After` (429, 503).
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, message: message.into(), retry_after: None }
+    }
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        Self::new(StatusCode::NOT_FOUND, message)
+    }
+    pub fn conflict(message: impl Into<String>) -> ApiError {
+        Self::new(StatusCode::CONFLICT, message)
+    }
+    pub fn unauthorized(message: impl Into<String>) -> ApiError {
+        Self::new(StatusCode::UNAUTHORIZED, message)
+    }
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+    pub fn unavailable(message: impl Into<String>, retry_after: u64) -> ApiError {
+        ApiError { retry_after: Some(retry_after), ..Self::new(StatusCode::SERVICE_UNAVAILABLE, message) }
+    }
+    pub fn rate_limited(retry_after: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, "too many requests from this client; slow down")
+        }
+    }
+
+    /// The error's `type`, stable for clients to match on.
+    pub fn kind(&self) -> &'static str {
+        match self.status {
+            StatusCode::BAD_REQUEST => "bad_request",
+            StatusCode::UNAUTHORIZED => "unauthorized",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::CONFLICT => "conflict",
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::UNPROCESSABLE_ENTITY => "unprocessable",
+            StatusCode::TOO_MANY_REQUESTS => "rate_limited",
+            StatusCode::SERVICE_UNAVAILABLE => "unavailable",
+            _ => "internal",
+        }
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        let status = match &e {
+            EngineError::UnknownSkill { .. } => StatusCode::NOT_FOUND,
+            EngineError::NotIndexed(_) => StatusCode::NOT_FOUND,
+            EngineError::Busy(_) => StatusCode::CONFLICT,
+            EngineError::Invalid(_) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+impl From<AskError> for ApiError {
+    fn from(e: AskError) -> ApiError {
+        match e {
+            AskError::Engine(e) => e.into(),
+            AskError::Empty => ApiError::bad_request(e.to_string()),
+            AskError::Tune(e) => ApiError::internal(e.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({
+            "error": {"code": self.status.as_u16(), "type": self.kind(), "message": self.message}
+        });
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        response
+    }
+}
+
+/// A JSON body whose failures are [`ApiError`]s: 400 bad JSON, 413 too large, 422 wrong
+/// fields. The `Content-Type` is not checked: `curl -d` sends a form type, and the body is
+/// JSON or an error either way.
+pub struct Json<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let body = Bytes::from_request(req, state).await.map_err(|rejection| {
+            let status = rejection.status();
+            let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                "the request body is larger than the server accepts".to_string()
+            } else {
+                rejection.body_text()
+            };
+            ApiError::new(status, message)
+        })?;
+        parse_json(&body).map(Json)
+    }
+}
+
+/// 400 for malformed JSON, 422 for JSON of the wrong shape.
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        let status = if e.is_data() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::BAD_REQUEST };
+        ApiError::new(status, format!("invalid request body: {e}"))
+    })
+}

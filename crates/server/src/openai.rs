@@ -1,0 +1,218 @@
+//! The OpenAI-compatible endpoints: `GET /v1/models` and `POST /v1/chat/completions`, so chat
+//! clients can use skillrag as a model. Citations travel both as `[n]` markers with footnotes in
+//! the content and as a structured `citations` field (in the response, or the last stream chunk);
+//! a refusal is a normal assistant message whose kind is in `skillrag.refusal`.
+
+use crate::error::{ApiError, Json};
+use crate::Shared;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use skillrag_ask::{Answer, AskOptions};
+use std::convert::Infallible;
+
+const AUTO: &str = "auto";
+const PREFIX: &str = "skillrag/";
+
+pub async fn models(State(shared): State<Shared>) -> Response {
+    let live = shared.service.live();
+    let created = crate::now_secs();
+    let mut ids = vec![format!("{PREFIX}{AUTO}")];
+    ids.extend(live.assistant.engine.skills().iter().map(|s| format!("{PREFIX}{}", s.id)));
+    let data: Vec<Value> = ids
+        .into_iter()
+        .map(|id| json!({"id": id, "object": "model", "created": created, "owned_by": "skillrag"}))
+        .collect();
+    axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+#[derive(Deserialize)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<ChatMessage>,
+    #[serde(default)]
+    pub stream: bool,
+    // Other OpenAI parameters (temperature, max_tokens…) are accepted and have no effect on an
+    // extractive answer.
+}
+
+#[derive(Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    #[serde(default)]
+    pub content: Value,
+}
+
+impl ChatMessage {
+    /// The text of a message: a string, or the text parts of a content array.
+    fn text(&self) -> String {
+        match &self.content {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => {
+                parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+/// `skillrag/auto` routes; `skillrag/<skill>` answers from that skill only.
+fn skill_of_model(shared: &Shared, model: &str) -> Result<Option<String>, ApiError> {
+    let name = model.strip_prefix(PREFIX).unwrap_or(model);
+    if name == AUTO {
+        return Ok(None);
+    }
+    let live = shared.service.live();
+    if live.assistant.engine.skills().iter().any(|s| s.id == name) {
+        Ok(Some(name.to_string()))
+    } else {
+        Err(ApiError::not_found(format!(
+            "the model `{model}` does not exist; GET /v1/models lists `{PREFIX}{AUTO}` and one model per skill"
+        )))
+    }
+}
+
+pub async fn chat_completions(
+    State(shared): State<Shared>,
+    Json(req): Json<ChatRequest>,
+) -> Result<Response, ApiError> {
+    let skill = skill_of_model(&shared, &req.model)?;
+    let user: Vec<String> = req.messages.iter().filter(|m| m.role == "user").map(ChatMessage::text).collect();
+    let Some(question) = user.last().cloned() else {
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`messages` has no user message to answer"));
+    };
+    let previous = user.len().checked_sub(2).map(|i| user[i].clone());
+    let (answer, _) = shared.service.ask(question, AskOptions { skill, id: None }, previous).await?;
+    let id = format!("chatcmpl-{}", uuid_like());
+    let created = crate::now_secs();
+    let content = content_of(&answer);
+    let extras = extras_of(&answer);
+    if !req.stream {
+        let mut body = json!({
+            "id": id, "object": "chat.completion", "created": created, "model": req.model,
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": null,
+                "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        });
+        merge(&mut body, extras);
+        return Ok(axum::Json(body).into_response());
+    }
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": req.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}]})
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    events.extend(pieces(&content).into_iter().map(|p| chunk(json!({"content": p}), None)));
+    let mut last = chunk(json!({}), Some("stop"));
+    merge(&mut last, extras);
+    events.push(last);
+    let stream = futures_util::stream::iter(
+        events
+            .into_iter()
+            .map(|e| Event::default().data(e.to_string()))
+            .chain(std::iter::once(Event::default().data("[DONE]")))
+            .map(Ok::<_, Infallible>),
+    );
+    Ok(Sse::new(stream).into_response())
+}
+
+/// The answer with its footnotes: `[n] skill/source p. 3 › heading`.
+pub fn content_of(answer: &Answer) -> String {
+    let mut content = if answer.answer.is_empty() {
+        answer.refusal.as_ref().map(|r| r.message.clone()).unwrap_or_default()
+    } else {
+        answer.answer.clone()
+    };
+    if !answer.citations.is_empty() {
+        content.push_str("\n\n");
+        let notes: Vec<String> = answer
+            .citations
+            .iter()
+            .map(|c| {
+                let heading = if c.heading.is_empty() { String::new() } else { format!(" › {}", c.heading) };
+                format!("[{}] {}/{}{heading}", c.n, c.skill, c.location())
+            })
+            .collect();
+        content.push_str(&notes.join("\n"));
+    }
+    content
+}
+
+/// `citations` (with the cited text) and the `skillrag` details: route, refusal, hits, timings.
+fn extras_of(answer: &Answer) -> Value {
+    let citations: Vec<Value> = answer
+        .citations
+        .iter()
+        .map(|c| {
+            let text = answer.context.pieces.iter().find(|p| p.n == c.n).map(|p| p.text.as_str()).unwrap_or("");
+            json!({"n": c.n, "skill": c.skill, "source": c.source, "heading": c.heading, "pages": c.pages, "text": text})
+        })
+        .collect();
+    json!({
+        "citations": citations,
+        "skillrag": {"route": answer.route, "refusal": answer.refusal, "hits": answer.hits,
+            "attempts": answer.attempts, "timings_ms": answer.timings_ms},
+    })
+}
+
+fn merge(into: &mut Value, extra: Value) {
+    if let (Value::Object(a), Value::Object(b)) = (into, extra) {
+        a.extend(b);
+    }
+}
+
+/// The content in stream pieces: sentences and lines, each with the citation markers that
+/// follow it, so a client renders progressively and never splits `[n]` from its sentence.
+fn pieces(content: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = content.chars().peekable();
+    while let Some(c) = chars.next() {
+        current.push(c);
+        if !matches!(c, '\n' | '。' | '！' | '？' | '；' | '.' | '!' | '?' | ';') {
+            continue;
+        }
+        // Keep trailing markers such as "[1][2]" with the sentence they cite.
+        while chars.peek() == Some(&'[') {
+            let rest: String = chars.clone().take_while(|&c| c != ']').collect();
+            if rest.len() < 2 || !rest[1..].chars().all(|c| c.is_ascii_digit()) {
+                break;
+            }
+            for _ in 0..=rest.chars().count() {
+                if let Some(c) = chars.next() {
+                    current.push(c);
+                }
+            }
+        }
+        out.push(std::mem::take(&mut current));
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// A unique-enough id for a completion: time and a process-wide counter.
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}{:04x}", COUNTER.fetch_add(1, Ordering::Relaxed) & 0xffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_rejoin_to_the_content() {
+        let content = "试用期最长六个月。[1][2] Then reset.\n\n[1] labor-law/a.md [x]";
+        let p = pieces(content);
+        assert_eq!(p[0], "试用期最长六个月。[1][2]");
+        assert!(p.len() >= 3);
+        assert_eq!(p.concat(), content);
+    }
+}

@@ -1,0 +1,62 @@
+//! Skill ids and source paths taken from requests. They are only ever looked up among the
+//! discovered skills and in an index's manifest, never joined onto a filesystem path; these
+//! checks additionally refuse anything shaped like an escape (`..`, absolute paths, encoded
+//! separators) with a 400 so probing is visible in logs rather than a silent 404.
+
+use crate::error::ApiError;
+
+/// A skill id: the folder name of a skill.
+pub fn skill_id(raw: &str) -> Result<&str, ApiError> {
+    let ok = !raw.is_empty()
+        && raw != "."
+        && raw != ".."
+        && raw.len() <= 128
+        && raw.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(raw)
+    } else {
+        Err(ApiError::bad_request(format!("`{raw}` is not a skill id (letters, digits, `-`, `_`, `.`)")))
+    }
+}
+
+/// A source path relative to a skill folder, as the index records it (`knowledge/faq.md`).
+pub fn source_path(raw: &str) -> Result<&str, ApiError> {
+    let bad = |why: &str| Err(ApiError::bad_request(format!("unsafe source path `{raw}`: {why}")));
+    if raw.is_empty() {
+        return bad("empty");
+    }
+    if raw.starts_with('/') || raw.as_bytes().get(1) == Some(&b':') {
+        return bad("absolute paths are not accepted");
+    }
+    if raw.contains(['\\', '\0']) {
+        return bad("backslashes and NUL are not accepted");
+    }
+    let lower = raw.to_ascii_lowercase();
+    if ["%2e", "%2f", "%5c", "%00"].iter().any(|e| lower.contains(e)) {
+        return bad("encoded dots and separators are not accepted");
+    }
+    if raw.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        return bad("`.`, `..` and empty components are not accepted");
+    }
+    Ok(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_escapes() {
+        for bad in
+            ["../etc/passwd", "/etc/passwd", "a/../../b", "a//b", "%2e%2e/x", "..%2Fx", "a\\..\\b", "C:/x", "./a"]
+        {
+            assert!(source_path(bad).is_err(), "{bad}");
+        }
+        assert_eq!(source_path("knowledge/faq.md").unwrap(), "knowledge/faq.md");
+        assert_eq!(source_path("知识/常见问题.md").unwrap(), "知识/常见问题.md");
+        for bad in ["..", ".", "a/b", "", "a b", "x%2f"] {
+            assert!(skill_id(bad).is_err(), "{bad}");
+        }
+        assert!(skill_id("labor-law").is_ok());
+    }
+}

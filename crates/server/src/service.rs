@@ -1,0 +1,405 @@
+//! The serving core shared by the HTTP API, the OpenAI-compatible endpoint and MCP: the live
+//! assistant (swapped atomically after a re-index), the answer cache, the work queue, index
+//! jobs and metrics. Every blocking call into the engine runs on tokio's blocking pool.
+
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+use crate::queue::{AnswerQueue, Refused};
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Gap, Route};
+use skillrag_engine::{
+    Engine, IndexOptions, IndexReport, Project, SearchOptions, SearchResult, SilentProgress, SkillStatus, SourceInfo,
+};
+use skillrag_store::hybrid::Mode;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How the answer path is bounded.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Questions and searches worked on at the same time (the rest wait in the queue).
+    pub workers: usize,
+    /// Requests that may wait for a worker; beyond this the server answers 503 with `Retry-After`.
+    pub queue: usize,
+    /// Answers kept for repeated questions (0 = no cache).
+    pub cache_entries: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Limits { workers: cores, queue: 256, cache_entries: 1024 }
+    }
+}
+
+/// Answers by (forced skill or "", question).
+type AnswerCache = Mutex<lru::LruCache<(String, String), Arc<Answer>>>;
+
+/// One generation of what is served: the assistant over pinned index generations, and the
+/// answers computed from it (so a re-index invalidates the cache by replacing both).
+pub struct Live {
+    pub assistant: Assistant,
+    cache: Option<AnswerCache>,
+}
+
+/// A re-index started through the API.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexJob {
+    pub id: u64,
+    /// `running`, `done` or `failed`.
+    pub state: &'static str,
+    pub skills: Vec<String>,
+    pub started: u64,
+    pub finished: Option<u64>,
+    pub message: String,
+    pub report: Option<IndexReport>,
+}
+
+/// A chunk of one document, as `GET /v1/skills/{skill}/sources/{source}` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceChunk {
+    pub chunk_id: u64,
+    pub ordinal: u32,
+    pub heading: String,
+    pub text: String,
+    pub pages: Option<(u32, u32)>,
+}
+
+pub struct Service {
+    project: Project,
+    live: ArcSwap<Live>,
+    limits: Limits,
+    queue: AnswerQueue,
+    reloading: AtomicBool,
+    job: Mutex<Option<IndexJob>>,
+    pub metrics: Metrics,
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Runs blocking engine work off the async executor.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
+}
+
+impl Service {
+    /// Opens the project's assistant over pinned index generations (loading the model once).
+    pub fn open(project: Project, limits: Limits) -> Result<Service, ApiError> {
+        let live = Self::open_live(&project, None, &limits)?;
+        Ok(Service {
+            project,
+            live: ArcSwap::from_pointee(live),
+            queue: AnswerQueue::new(limits.workers, limits.queue),
+            limits,
+            reloading: AtomicBool::new(false),
+            job: Mutex::new(None),
+            metrics: Metrics::new(),
+        })
+    }
+
+    fn open_live(project: &Project, previous: Option<&Live>, limits: &Limits) -> Result<Live, ApiError> {
+        let mut engine = Engine::open(project.clone())?;
+        // Reuse the loaded model across generations instead of loading its weights again.
+        if let Some(embedder) = previous.map(|p| p.assistant.engine.embedder()).transpose()?.flatten() {
+            engine = engine.with_embedder(embedder);
+        }
+        let assistant = Assistant::open(engine.pin_generations()?)?;
+        let cache = NonZeroUsize::new(limits.cache_entries).map(|n| Mutex::new(lru::LruCache::new(n)));
+        Ok(Live { assistant, cache })
+    }
+
+    /// What is served now. Holders keep their generation until they drop it.
+    pub fn live(&self) -> Arc<Live> {
+        self.live.load_full()
+    }
+
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// Reopens the assistant when another process (or a job) published new index generations.
+    /// Questions in flight finish on the old generation; new ones see the new one.
+    pub async fn reload_if_changed(self: &Arc<Self>) -> Result<bool, ApiError> {
+        let live = self.live();
+        let changed = {
+            let engine = &live.assistant.engine;
+            engine.published_generations()? != engine.served_generations()
+        };
+        if !changed || self.reloading.swap(true, Ordering::AcqRel) {
+            return Ok(false);
+        }
+        let this = self.clone();
+        let result = blocking(move || {
+            let next = Self::open_live(&this.project, Some(&this.live()), &this.limits)?;
+            this.live.store(Arc::new(next));
+            Ok(())
+        })
+        .await;
+        self.reloading.store(false, Ordering::Release);
+        result.map(|()| {
+            self.metrics.reloads.inc();
+            true
+        })
+    }
+
+    /// Answers a question (from the cache when it was answered before on this generation).
+    /// Waits for a free answer slot; refuses with 503 when too many questions wait already.
+    pub async fn ask(
+        self: &Arc<Self>,
+        query: String,
+        options: AskOptions,
+        previous: Option<String>,
+    ) -> Result<(Arc<Answer>, bool), ApiError> {
+        if query.trim().is_empty() {
+            return Err(ApiError::bad_request("the question is empty"));
+        }
+        let live = self.live();
+        let key = (options.skill.clone().unwrap_or_default(), query.trim().to_string());
+        // A follow-up depends on the conversation; only standalone questions are cached.
+        let cacheable = previous.is_none();
+        if cacheable {
+            if let Some(hit) = live.cache.as_ref().and_then(|c| lock(c).get(&key).cloned()) {
+                self.metrics.cache(true);
+                if let Some(log) = live.assistant.gap_log() {
+                    log.record(&hit);
+                }
+                return Ok((with_id(hit, options.id), true));
+            }
+        }
+        let answer = {
+            let live = live.clone();
+            self.work(move || {
+                let assistant = &live.assistant;
+                let mut conversation = Conversation::new();
+                if let Some(previous) = previous {
+                    // The earlier turn only lends its topic: route it, don't answer it again.
+                    let mut turn = Answer::new(None, previous.clone());
+                    if let Ok(route) = assistant.route(&previous) {
+                        turn.route = route;
+                        conversation.record(&previous, &turn);
+                    }
+                }
+                Ok(assistant.ask_in(&query, &options, Some(&conversation))?)
+            })
+            .await?
+        };
+        self.metrics.answered(&answer);
+        let answer = Arc::new(answer);
+        if cacheable {
+            self.metrics.cache(false);
+            if let Some(cache) = &live.cache {
+                lock(cache).put(key, with_id(answer.clone(), None));
+            }
+        }
+        Ok((answer, false))
+    }
+
+    /// Runs CPU-heavy work (embedding a query, searching, answering) in one of the worker slots,
+    /// waiting in the bounded queue for one; 503 when the queue is full. Bounding this keeps
+    /// throughput at what the cores give while memory and tail latency stay flat under load.
+    async fn work<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let slot = self.queue.enter().await;
+        self.metrics.queue_waiting.set(self.queue.waiting() as i64);
+        let _slot = slot.map_err(|refused| match refused {
+            Refused::Full => {
+                self.metrics.queue_full.inc();
+                ApiError::unavailable("the server is busy (the work queue is full); retry shortly", 1)
+            }
+            Refused::Closed => ApiError::unavailable("the server is shutting down", 5),
+        })?;
+        blocking(f).await
+    }
+
+    pub async fn route(self: &Arc<Self>, query: String) -> Result<Route, ApiError> {
+        if query.trim().is_empty() {
+            return Err(ApiError::bad_request("the question is empty"));
+        }
+        let live = self.live();
+        self.work(move || Ok(live.assistant.route(&query)?)).await
+    }
+
+    pub async fn search(
+        self: &Arc<Self>,
+        query: String,
+        skills: Vec<String>,
+        k: Option<usize>,
+        mode: Mode,
+    ) -> Result<SearchResult, ApiError> {
+        if query.trim().is_empty() {
+            return Err(ApiError::bad_request("the query is empty"));
+        }
+        let live = self.live();
+        self.work(move || {
+            let engine = &live.assistant.engine;
+            for s in &skills {
+                engine.skill(s)?;
+            }
+            let options = SearchOptions { skills, k: k.map(|k| k.clamp(1, 100)), mode, ..Default::default() };
+            Ok(engine.search(&query, &options)?)
+        })
+        .await
+    }
+
+    pub async fn skills(self: &Arc<Self>) -> Result<Vec<SkillStatus>, ApiError> {
+        let live = self.live();
+        blocking(move || Ok(live.assistant.engine.status()?)).await
+    }
+
+    pub async fn sources(self: &Arc<Self>, skill: String) -> Result<Vec<SourceInfo>, ApiError> {
+        let live = self.live();
+        blocking(move || Ok(live.assistant.engine.sources(&skill)?)).await
+    }
+
+    /// The indexed chunks of one document. `source` is looked up in the index's manifest, never
+    /// on disk, so a request cannot reach files outside the project.
+    pub async fn source_chunks(self: &Arc<Self>, skill: String, source: String) -> Result<Vec<SourceChunk>, ApiError> {
+        let live = self.live();
+        blocking(move || {
+            let engine = &live.assistant.engine;
+            engine.skill(&skill)?;
+            let index = engine
+                .index_of(&skill)?
+                .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no index yet")))?;
+            if !index.manifest().files.contains_key(&source) {
+                return Err(ApiError::not_found(format!("skill `{skill}` has no source `{source}`")));
+            }
+            Ok(index
+                .chunks_of(&source)
+                .into_iter()
+                .map(|c| SourceChunk {
+                    chunk_id: c.id,
+                    ordinal: c.ordinal,
+                    heading: c.heading_line(),
+                    text: c.text,
+                    pages: c.pages,
+                })
+                .collect())
+        })
+        .await
+    }
+
+    pub async fn gaps(self: &Arc<Self>, skill: Option<String>, limit: usize) -> Result<Vec<Gap>, ApiError> {
+        let live = self.live();
+        if let Some(s) = &skill {
+            live.assistant.engine.skill(s)?;
+        }
+        blocking(move || {
+            let Some(log) = live.assistant.gap_log() else { return Ok(Vec::new()) };
+            let (mut gaps, _) = log.list(skill.as_deref()).map_err(|e| ApiError::internal(e.to_string()))?;
+            gaps.truncate(limit);
+            Ok(gaps)
+        })
+        .await
+    }
+
+    /// Starts a re-index in the background; the new generations are served once it is done.
+    pub fn start_index(self: &Arc<Self>, skills: Vec<String>, rebuild: bool) -> Result<IndexJob, ApiError> {
+        let live = self.live();
+        for s in &skills {
+            live.assistant.engine.skill(s)?;
+        }
+        let job = {
+            let mut slot = lock(&self.job);
+            if slot.as_ref().is_some_and(|j| j.state == "running") {
+                return Err(ApiError::conflict("a re-index is already running; see GET /v1/index"));
+            }
+            let job = IndexJob {
+                id: slot.as_ref().map_or(1, |j| j.id + 1),
+                state: "running",
+                skills: skills.clone(),
+                started: now_secs(),
+                finished: None,
+                message: "indexing".into(),
+                report: None,
+            };
+            *slot = Some(job.clone());
+            job
+        };
+        let this = self.clone();
+        tokio::spawn(async move {
+            let worker = this.clone();
+            let result = blocking(move || {
+                // A separate engine writes; the served one keeps its pinned generations.
+                let live = worker.live();
+                let mut engine = Engine::open(worker.project.clone())?;
+                if let Some(embedder) = live.assistant.engine.embedder()? {
+                    engine = engine.with_embedder(embedder);
+                }
+                Ok(engine.index(&IndexOptions { skills, rebuild }, &SilentProgress)?)
+            })
+            .await;
+            let reloaded = match &result {
+                Ok(_) => this.reload_if_changed().await.map(|_| ()),
+                Err(_) => Ok(()),
+            };
+            let mut slot = lock(&this.job);
+            if let Some(job) = slot.as_mut() {
+                job.finished = Some(now_secs());
+                match (result, reloaded) {
+                    (Ok(report), Ok(())) => {
+                        job.state = "done";
+                        job.message = index_summary(&report);
+                        job.report = Some(report);
+                    }
+                    (Ok(report), Err(e)) => {
+                        job.state = "failed";
+                        job.message = format!("indexed, but reopening the new index failed: {}", e.message);
+                        job.report = Some(report);
+                    }
+                    (Err(e), _) => {
+                        job.state = "failed";
+                        job.message = e.message;
+                    }
+                }
+            }
+        });
+        Ok(job)
+    }
+
+    pub fn index_job(&self) -> Option<IndexJob> {
+        lock(&self.job).clone()
+    }
+
+    /// Checks for indexes published by other processes every `every`, forever.
+    pub async fn watch_generations(self: Arc<Self>, every: Duration) {
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            if let Err(e) = self.reload_if_changed().await {
+                eprintln!("warning: could not switch to the new index: {}", e.message);
+            }
+        }
+    }
+}
+
+/// The answer with the caller's `id` (cached answers are shared between callers).
+fn with_id(answer: Arc<Answer>, id: Option<String>) -> Arc<Answer> {
+    if answer.id == id {
+        return answer;
+    }
+    let mut own = (*answer).clone();
+    own.id = id;
+    Arc::new(own)
+}
+
+fn index_summary(report: &IndexReport) -> String {
+    let published = report.skills.iter().filter(|s| s.generation.is_some()).count();
+    let failed: usize = report.skills.iter().map(|s| s.files_failed).sum();
+    format!(
+        "{} skill(s) indexed in {:.1} s; {published} new generation(s); {failed} file(s) skipped",
+        report.skills.len(),
+        report.seconds
+    )
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

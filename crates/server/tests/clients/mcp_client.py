@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Checks the MCP server of skillrag with the official `mcp` Python SDK.
+
+    eval "$(scripts/setup-test-clients)"
+    "$SKILLRAG_TEST_PYTHON" crates/server/tests/clients/mcp_client.py stdio target/release/skillrag /tmp/demo
+    "$SKILLRAG_TEST_PYTHON" crates/server/tests/clients/mcp_client.py http http://127.0.0.1:18080/mcp
+
+stdio runs `SKILLRAG_BIN -C PROJECT_DIR mcp`; http talks MCP streamable HTTP to `skillrag serve`
+(SKILLRAG_API_TOKEN, when set, is sent as the bearer token). The project must be the example of
+`skillrag init` (labor-law, router-faq, tea-brewing), indexed. Prints one line per check; exits 1
+if any check failed. Works with mcp 1.x and 2.x.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import re
+import sys
+import traceback
+
+import mcp
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+try:  # mcp >= 1.24 / 2.x
+    from mcp.client.streamable_http import streamable_http_client as _http_client
+except ImportError:  # older mcp 1.x
+    from mcp.client.streamable_http import streamablehttp_client as _http_client
+
+TOOLS = {"list_skills", "search_knowledge_base", "ask", "list_sources"}
+SOURCE_RE = re.compile(r"[\w./-]+\.(?:md|txt|pdf|docx|html?|csv|tsv|jsonl?)\b")
+TIMEOUT = 180.0
+
+failures: list[str] = []
+checks = 0
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(cond: bool, message: str) -> None:
+    if not cond:
+        raise CheckFailed(message)
+
+
+def field(obj, *names, default=None):
+    """A result attribute under its 2.x (snake_case) or 1.x (camelCase) name."""
+    for n in names:
+        if hasattr(obj, n):
+            return getattr(obj, n)
+    return default
+
+
+def texts(result) -> str:
+    return "\n".join(getattr(c, "text", "") for c in (result.content or []) if getattr(c, "type", "") == "text")
+
+
+def structured(result):
+    return field(result, "structured_content", "structuredContent")
+
+
+def is_error(result) -> bool:
+    return bool(field(result, "is_error", "isError", default=False))
+
+
+async def run_check(name: str, coro_fn) -> None:
+    global checks
+    checks += 1
+    try:
+        detail = await coro_fn()
+        print(f"ok   {name}" + (f": {detail}" if detail else ""), flush=True)
+    except CheckFailed as e:
+        print(f"FAIL {name}: {e}", flush=True)
+        failures.append(name)
+    except Exception as e:  # noqa: BLE001 - any client error fails the check
+        print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+        traceback.print_exc(file=sys.stderr)
+        failures.append(name)
+
+
+async def call(session: ClientSession, tool: str, args: dict):
+    result = await session.call_tool(tool, args)
+    return result
+
+
+async def checks_on(session: ClientSession) -> None:
+    init = await session.initialize()
+    server = field(init, "server_info", "serverInfo")
+    version = field(init, "protocol_version", "protocolVersion")
+    print(f"connected: {getattr(server, 'name', '?')} {getattr(server, 'version', '')}, protocol {version}", flush=True)
+
+    async def list_tools():
+        tools = (await session.list_tools()).tools
+        names = {t.name for t in tools}
+        expect(names == TOOLS, f"tools are {sorted(names)}, expected {sorted(TOOLS)}")
+        for t in tools:
+            expect(t.description, f"tool {t.name} has no description")
+            schema = field(t, "input_schema", "inputSchema")
+            expect(isinstance(schema, dict) and schema.get("type") == "object", f"tool {t.name} input schema {schema!r}")
+        return ", ".join(sorted(names))
+
+    async def list_skills():
+        r = await call(session, "list_skills", {})
+        expect(not is_error(r), f"isError: {texts(r)[:200]}")
+        text = texts(r)
+        expect("router-faq" in text, f"text does not mention router-faq: {text[:300]!r}")
+        data = structured(r)
+        if data is not None:
+            dumped = json.dumps(data, ensure_ascii=False)
+            for s in ("labor-law", "router-faq", "tea-brewing"):
+                expect(s in dumped, f"structuredContent lacks {s}: {dumped[:300]}")
+        return f"{len(text)} chars text" + (", structuredContent ok" if data is not None else ", no structuredContent")
+
+    async def search():
+        r = await call(session, "search_knowledge_base", {"query": "factory reset", "skill": "router-faq", "k": 3})
+        expect(not is_error(r), f"isError: {texts(r)[:200]}")
+        text = texts(r)
+        m = SOURCE_RE.search(text)
+        expect(m is not None, f"text names no source path: {text[:300]!r}")
+        data = structured(r)
+        detail = f"first source {m.group(0)}"
+        if data is not None:
+            hits = data.get("hits") if isinstance(data, dict) else data
+            expect(isinstance(hits, list) and hits, f"structuredContent has no hits: {json.dumps(data)[:300]}")
+            expect(len(hits) <= 3, f"k=3 but {len(hits)} hits")
+            for h in hits:
+                expect(h.get("skill") == "router-faq", f"hit from {h.get('skill')!r}")
+                expect(h.get("source"), f"hit without source: {h!r}")
+            detail += f", {len(hits)} structured hits"
+        return detail
+
+    async def ask():
+        r = await call(session, "ask", {"query": "How do I factory reset the router?"})
+        expect(not is_error(r), f"isError: {texts(r)[:200]}")
+        text = texts(r)
+        expect(re.search(r"\[\d+\]", text), f"no [n] citation marker in the answer: {text[:300]!r}")
+        data = structured(r)
+        detail = f"{len(text)} chars"
+        if data is not None:
+            expect(isinstance(data, dict), f"structuredContent is {type(data).__name__}")
+            cits = data.get("citations")
+            expect(isinstance(cits, list) and cits, f"structuredContent has no citations: {json.dumps(data, ensure_ascii=False)[:300]}")
+            route = data.get("route") or {}
+            expect(route.get("skills") == ["router-faq"], f"route.skills {route.get('skills')!r}")
+            expect(data.get("refusal") is None, f"refused: {data.get('refusal')!r}")
+            detail += f", {len(cits)} citations, route router-faq"
+        return detail
+
+    async def list_sources():
+        r = await call(session, "list_sources", {"skill": "router-faq"})
+        expect(not is_error(r), f"isError: {texts(r)[:200]}")
+        text = texts(r)
+        expect(re.search(r"\.md\b", text), f"text mentions no .md file: {text[:300]!r}")
+        data = structured(r)
+        if data is not None:
+            sources = data.get("sources") if isinstance(data, dict) else data
+            expect(isinstance(sources, list) and sources, f"structuredContent has no sources: {json.dumps(data)[:300]}")
+            expect(any(str(s.get("source", "")).endswith(".md") for s in sources), "no .md source in structuredContent")
+            return f"{len(sources)} sources"
+        return "text only"
+
+    async def bad_skill():
+        try:
+            r = await call(session, "list_sources", {"skill": "../etc"})
+        except Exception as e:  # an MCP protocol error is acceptable
+            name = type(e).__name__
+            expect("Error" in name or "MCP" in name, f"unexpected exception {name}: {e}")
+            outcome = f"MCP error: {e}"
+        else:
+            expect(is_error(r), f"no isError for skill ../etc: {texts(r)[:300]!r}")
+            outcome = f"isError: {texts(r)[:100]!r}"
+        # The server is still alive and answering.
+        r2 = await call(session, "list_skills", {})
+        expect(not is_error(r2) and "router-faq" in texts(r2), "the server does not answer after the bad call")
+        return outcome
+
+    async def missing_query():
+        try:
+            r = await call(session, "ask", {})
+        except Exception as e:  # noqa: BLE001
+            return f"MCP error: {type(e).__name__}"
+        expect(is_error(r), f"ask without query did not fail: {texts(r)[:200]!r}")
+        return f"isError: {texts(r)[:100]!r}"
+
+    await run_check("list_tools names the four tools", list_tools)
+    await run_check("list_skills mentions router-faq", list_skills)
+    await run_check("search_knowledge_base returns sources", search)
+    await run_check("ask answers with [n] citations", ask)
+    await run_check("list_sources router-faq lists .md files", list_sources)
+    await run_check("list_sources ../etc is an error, not a crash", bad_skill)
+    await run_check("ask without query is an error", missing_query)
+
+
+@contextlib.asynccontextmanager
+async def http_transport(url: str):
+    token = os.environ.get("SKILLRAG_API_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    params = inspect.signature(_http_client).parameters
+    if headers and "headers" in params:  # mcp 1.x
+        ctx = _http_client(url, headers=headers)
+        client = None
+    elif headers:  # mcp 2.x: headers go on the HTTP client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        client = create_mcp_http_client(headers=headers)
+        ctx = _http_client(url, http_client=client)
+    else:
+        ctx = _http_client(url)
+        client = None
+    async with contextlib.AsyncExitStack() as stack:
+        if client is not None:
+            await stack.enter_async_context(client)
+        streams = await stack.enter_async_context(ctx)
+        yield streams[0], streams[1]  # 1.x yields a third item (session id getter)
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(binary: str, project: str):
+    # The whole environment (SKILLRAG_* settings included), less this harness's own variables,
+    # which skillrag would warn about as unknown settings.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRAG_TEST_")}
+    params = StdioServerParameters(command=binary, args=["-C", project, "mcp"], env=env)
+    async with stdio_client(params) as streams:
+        yield streams[0], streams[1]
+
+
+async def amain(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "stdio":
+        transport = stdio_transport(argv[1], argv[2])
+        where = f"stdio: {argv[1]} -C {argv[2]} mcp"
+    elif len(argv) == 2 and argv[0] == "http":
+        transport = http_transport(argv[1])
+        where = f"streamable HTTP: {argv[1]}"
+    else:
+        print("usage: mcp_client.py stdio SKILLRAG_BIN PROJECT_DIR | http URL", file=sys.stderr)
+        return 2
+    version = getattr(mcp, "__version__", None)
+    if version is None:
+        from importlib.metadata import version as _v
+
+        version = _v("mcp")
+    print(f"mcp {version} over {where}", flush=True)
+    try:
+        async with transport as (read, write):
+            timeout = TIMEOUT
+            if str(version).startswith("1."):  # mcp 1.x takes a timedelta
+                from datetime import timedelta
+
+                timeout = timedelta(seconds=TIMEOUT)
+            async with ClientSession(read, write, read_timeout_seconds=timeout) as session:
+                await checks_on(session)
+    except Exception as e:  # noqa: BLE001 - a failed connection is a failure, not a traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"FAIL connection: {type(e).__name__}: {e}", flush=True)
+        return 1
+    if failures:
+        print(f"FAILED {len(failures)} of {checks} checks: {', '.join(failures)}", flush=True)
+        return 1
+    print(f"PASS mcp client ({where}): {checks} checks", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(amain(sys.argv[1:])))
