@@ -66,12 +66,28 @@ done
 for c in 1 8 64; do
   record "ask (no cache)" "$c" "$(load /v1/ask "$work/ask.jsonl" "$c" "$seconds")"
 done
-# Under load while a full re-index (re-chunking every file; vectors from the embedding cache) runs.
+# Under load while full re-indexes (re-chunking every file; vectors from the embedding cache)
+# run back to back for the whole window, each switched in atomically when done.
 reindex_seconds=$(( seconds * 3 ))
-( sleep 1; curl -sf -XPOST "http://127.0.0.1:$port/v1/index" -H 'content-type: application/json' -d '{"rebuild": true}' >/dev/null ) &
+jobs_file="$work/reindex-jobs.jsonl"
+: > "$jobs_file"
+( end=$(( $(date +%s) + reindex_seconds - 1 ))
+  while [ "$(date +%s)" -lt "$end" ]; do
+    curl -sf -XPOST "http://127.0.0.1:$port/v1/index" -H 'content-type: application/json' -d '{"rebuild": true}' >/dev/null || true
+    while curl -sf "http://127.0.0.1:$port/v1/index" | grep -q '"state":"running"'; do sleep 0.2; done
+    curl -sf "http://127.0.0.1:$port/v1/index" >> "$jobs_file"; echo >> "$jobs_file"
+  done ) &
+reindexer=$!
 record "ask (no cache) during re-index" 8 "$(load /v1/ask "$work/ask.jsonl" 8 "$reindex_seconds")"
-job="$(curl -sf "http://127.0.0.1:$port/v1/index")"
-echo "re-index job: $job" >&2
+wait "$reindexer"
+job="$(python3 -c '
+import json, sys
+jobs = [json.loads(l)["job"] for l in open(sys.argv[1]) if l.strip()]
+done = [j for j in jobs if j["state"] == "done"]
+print(json.dumps({"job": {"state": "done" if len(done) == len(jobs) else "failed", "count": len(jobs),
+    "message": f"{len(done)} of {len(jobs)} full re-indexes done back to back", "started": jobs[0]["started"] if jobs else 0,
+    "finished": jobs[-1]["finished"] if jobs else 0}}))' "$jobs_file")"
+echo "re-index jobs: $job" >&2
 stop_server
 
 start_server 1024
@@ -96,6 +112,7 @@ for r in rows:
           f"{r['p99_ms']:.2f} | {r['max_ms']:.1f} | {errors} | {r['rss_mb']} |")
 if job:
     dur = (job.get("finished") or 0) - (job.get("started") or 0)
-    print(f"\nRe-index during the load: state `{job.get('state')}`, {job.get('message')} (~{dur} s wall).")
+    print(f"\nDuring the re-index row: {job.get('message')} (~{dur} s wall), every one published and switched in "
+          "while the clients kept asking.")
 PY
 cat "bench/results/serve-$name.md"

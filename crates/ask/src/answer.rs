@@ -13,6 +13,18 @@ pub enum Decision {
     None,
 }
 
+impl Decision {
+    /// The name used in the JSON contract (`single`, `multi`, `ambiguous`, `none`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Single => "single",
+            Decision::Multi => "multi",
+            Decision::Ambiguous => "ambiguous",
+            Decision::None => "none",
+        }
+    }
+}
+
 /// One candidate skill with the signals behind its confidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
@@ -62,6 +74,18 @@ pub enum RefusalKind {
     Ambiguous,
     /// The skill's SKILL.md says it does not do this.
     Boundary,
+}
+
+impl RefusalKind {
+    /// The name used in the JSON contract (`out_of_scope`, `not_found`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalKind::OutOfScope => "out_of_scope",
+            RefusalKind::NotFound => "not_found",
+            RefusalKind::Ambiguous => "ambiguous",
+            RefusalKind::Boundary => "boundary",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -185,6 +209,21 @@ impl Answer {
             queries: vec![],
             context: Default::default(),
             warnings: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_the_json_contract() {
+        for d in [Decision::Single, Decision::Multi, Decision::Ambiguous, Decision::None] {
+            assert_eq!(serde_json::to_value(d).unwrap(), d.as_str());
+        }
+        for k in [RefusalKind::OutOfScope, RefusalKind::NotFound, RefusalKind::Ambiguous, RefusalKind::Boundary] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
         }
     }
 }

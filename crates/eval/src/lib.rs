@@ -209,15 +209,8 @@ pub fn outcome(row: &BenchRow, answer: &Answer) -> RowOutcome {
         kind: row.kind.clone(),
         expected_skill: row.skill.clone(),
         routed,
-        decision: serde_json::to_value(answer.route.decision)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        refusal: answer
-            .refusal
-            .as_ref()
-            .and_then(|r| serde_json::to_value(r.kind).ok())
-            .and_then(|v| v.as_str().map(str::to_string)),
+        decision: answer.route.decision.as_str().to_string(),
+        refusal: answer.refusal.as_ref().map(|r| r.kind.as_str().to_string()),
         hit_rank,
         route_correct,
     }

@@ -29,7 +29,7 @@ struct StageLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabels {
-    kind: String,
+    kind: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -118,8 +118,7 @@ impl Metrics {
             self.stage_seconds.get_or_create(&StageLabels { stage }).observe(ms / 1000.0);
         }
         if let Some(r) = &answer.refusal {
-            let kind = serde_json::to_value(r.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-            self.refusals.get_or_create(&KindLabels { kind }).inc();
+            self.refusals.get_or_create(&KindLabels { kind: r.kind.as_str() }).inc();
         }
     }
 

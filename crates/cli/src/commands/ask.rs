@@ -4,7 +4,7 @@ use super::{open_engine, open_project, print_json};
 use crate::cli::{AskArgs, BatchArgs, ChatArgs, Cli, RouteArgs, TuneArgs};
 use crate::output::{truncate, Table};
 use anyhow::{Context, Result};
-use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Decision, Route};
+use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Route};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -57,16 +57,11 @@ fn print_answer(answer: &Answer, show_hits: bool) {
 
 fn route_summary(answer: &Answer) -> String {
     let r = &answer.route;
-    let refusal = answer
-        .refusal
-        .as_ref()
-        .and_then(|r| serde_json::to_value(r.kind).ok())
-        .and_then(|v| v.as_str().map(|s| format!(", refusal {s}")))
-        .unwrap_or_default();
+    let refusal = answer.refusal.as_ref().map(|r| format!(", refusal {}", r.kind.as_str())).unwrap_or_default();
     let how = match (&r.gate, r.forced) {
         (Some(g), _) => format!("gate: {g}"),
         (None, true) => format!("skill {} (forced)", r.skills.join(", ")),
-        (None, false) => format!("{} {} ({:.2})", decision_name(r.decision), r.skills.join(" + "), r.confidence),
+        (None, false) => format!("{} {} ({:.2})", r.decision.as_str(), r.skills.join(" + "), r.confidence),
     };
     format!(
         "— {how}{refusal}; {} attempt(s); {:.1} ms (route {:.1}, retrieve {:.1}, answer {:.1})",
@@ -76,15 +71,6 @@ fn route_summary(answer: &Answer) -> String {
         answer.timings_ms.retrieve,
         answer.timings_ms.generate
     )
-}
-
-fn decision_name(d: Decision) -> &'static str {
-    match d {
-        Decision::Single => "single",
-        Decision::Multi => "multi",
-        Decision::Ambiguous => "ambiguous",
-        Decision::None => "none",
-    }
 }
 
 pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
@@ -229,7 +215,7 @@ fn print_route(route: &Route, accept: f32) {
     table.print();
     println!(
         "\ndecision: {} {} (confidence {:.3}, accept ≥ {accept:.2})",
-        decision_name(route.decision),
+        route.decision.as_str(),
         route.skills.join(" + "),
         route.confidence
     );

@@ -109,8 +109,8 @@ pub fn gaps(cli: &Cli, args: &GapsArgs) -> Result<ExitCode> {
     }
     let mut table = Table::new(&["COUNT", "SKILL", "KIND", "QUESTION"]);
     for g in &gaps {
-        let kind = serde_json::to_value(g.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        table.row(vec![g.count.to_string(), g.skill.clone().unwrap_or_else(|| "-".into()), kind, g.query.clone()]);
+        let skill = g.skill.clone().unwrap_or_else(|| "-".into());
+        table.row(vec![g.count.to_string(), skill, g.kind.as_str().into(), g.query.clone()]);
     }
     table.print();
     Ok(ExitCode::SUCCESS)
