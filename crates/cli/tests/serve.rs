@@ -418,6 +418,28 @@ fn reindexing_while_serving_switches_atomically() {
     }
 }
 
+/// A server started before anything was indexed says so, answers 404 with the fix, and serves
+/// the skills once another process indexes them.
+#[test]
+fn serves_skills_indexed_after_it_started() {
+    let project = common::demo();
+    let server = Server::start(project.path(), &[], &[]);
+    let (_, health) = server.get_json("/healthz");
+    assert_eq!(health["indexed"], 0, "{health}");
+    let (status, body) = server.post_json("/v1/ask", json!({"query": ROUTER_QUESTION}));
+    assert_error(status, &body, 404, "not_found");
+    assert!(body["error"]["message"].as_str().unwrap().contains("skillrag index"), "{body}");
+
+    run(project.path(), &["index"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.get_json("/healthz").1["indexed"] != 3 {
+        assert!(Instant::now() < deadline, "the new indexes were not picked up");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (status, answer) = server.post_json("/v1/ask", json!({"query": ROUTER_QUESTION}));
+    assert_eq!((status, &answer["route"]["skills"]), (200, &json!(["router-faq"])), "{answer}");
+}
+
 /// Where `scripts/setup-test-clients` installed the client tools (`scripts/test` runs it).
 fn client_tool(var: &str) -> PathBuf {
     std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {

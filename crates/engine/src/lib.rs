@@ -228,10 +228,10 @@ impl Engine {
     /// generations, even after a re-index publishes newer ones. A server does this so that one
     /// question never mixes two generations; it opens a new engine to switch.
     pub fn pin_generations(mut self) -> Result<Engine, EngineError> {
-        self.pinned = true;
         for skill in self.discovery.skills.iter().map(|s| s.id.clone()).collect::<Vec<_>>() {
             self.index_of(&skill)?;
         }
+        self.pinned = true;
         Ok(self)
     }
 
@@ -250,10 +250,9 @@ impl Engine {
     /// (unless the engine is pinned).
     pub fn index_of(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, EngineError> {
         if self.pinned {
+            // A skill indexed after pinning waits for the next engine, like any newer generation.
             let cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, index)) = cache.get(skill) {
-                return Ok(Some(index.clone()));
-            }
+            return Ok(cache.get(skill).map(|(_, index)| index.clone()));
         }
         let Some(generation) = self.store.generation(skill)? else { return Ok(None) };
         let mut cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());

@@ -355,3 +355,36 @@ fn a_broken_file_keeps_its_previous_version() {
     assert!(r.diagnostics.iter().any(|d| d.message.contains("previously indexed version stays searchable")));
     assert_eq!(top_source(&e, "good", "router").as_deref(), Some("knowledge/faq.md"));
 }
+
+#[test]
+fn pinned_engine_keeps_its_generation_until_reopened() {
+    let tmp = project();
+    let writer = engine(tmp.path(), None);
+    index(&writer);
+    let served = engine(tmp.path(), None).pin_generations().unwrap();
+    let unpinned = engine(tmp.path(), None);
+    let first = served.served_generations();
+    assert_eq!(first["good"], Some(1));
+
+    write(
+        &tmp.path().join("skills/good/knowledge/new.md"),
+        "# New\n\nThe quarantine mode ends after thirty seconds.\n",
+    );
+    index(&writer);
+    assert_eq!(served.published_generations().unwrap()["good"], Some(2));
+    assert_eq!(served.served_generations(), first, "a pinned engine does not switch by itself");
+    assert_eq!(top_source(&served, "good", "quarantine mode"), None, "it answers from its own generation");
+    assert_eq!(top_source(&unpinned, "good", "quarantine mode").as_deref(), Some("knowledge/new.md"));
+    let reopened = engine(tmp.path(), None).pin_generations().unwrap();
+    assert_eq!(reopened.served_generations()["good"], Some(2));
+}
+
+#[test]
+fn pinned_engine_waits_for_reopening_to_serve_a_new_index() {
+    let tmp = project();
+    let served = engine(tmp.path(), None).pin_generations().unwrap();
+    index(&engine(tmp.path(), None));
+    assert_eq!(served.published_generations().unwrap()["good"], Some(1));
+    assert!(served.index_of("good").unwrap().is_none(), "not indexed when pinned: served after reopening");
+    assert_eq!(served.served_generations()["good"], None);
+}

@@ -79,8 +79,9 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
     let mcp_service = shared.service.clone();
     let mut mcp_config = StreamableHttpServerConfig::default().with_cancellation_token(mcp_shutdown);
     if !shared.options.addr.ip().is_loopback() {
-        // Exposed on purpose (with a token): accept the Host the operator's clients use.
-        mcp_config = mcp_config.with_allowed_hosts(Vec::<String>::new());
+        // Exposed on purpose, behind the bearer token: accept whatever Host the operator's
+        // clients use (the loopback-only default guards against DNS rebinding).
+        mcp_config = mcp_config.disable_allowed_hosts();
     }
     let mcp = StreamableHttpService::new(
         move || Ok(mcp::SkillragMcp::new(mcp_service.clone())),

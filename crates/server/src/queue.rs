@@ -3,7 +3,8 @@
 //! instead of piling up.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::sync::{Semaphore, SemaphorePermit};
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refused {
@@ -11,15 +12,15 @@ pub enum Refused {
     Closed,
 }
 
-pub struct AnswerQueue {
-    slots: Semaphore,
+pub struct WorkQueue {
+    slots: Arc<Semaphore>,
     waiting: AtomicUsize,
     depth: usize,
 }
 
-impl AnswerQueue {
-    pub fn new(workers: usize, depth: usize) -> AnswerQueue {
-        AnswerQueue { slots: Semaphore::new(workers.max(1)), waiting: AtomicUsize::new(0), depth }
+impl WorkQueue {
+    pub fn new(workers: usize, depth: usize) -> WorkQueue {
+        WorkQueue { slots: Arc::new(Semaphore::new(workers.max(1))), waiting: AtomicUsize::new(0), depth }
     }
 
     /// Questions waiting now.
@@ -27,16 +28,17 @@ impl AnswerQueue {
         self.waiting.load(Ordering::Acquire)
     }
 
-    /// A slot to answer in, after waiting for one if the queue has room.
-    pub async fn enter(&self) -> Result<SemaphorePermit<'_>, Refused> {
-        if let Ok(permit) = self.slots.try_acquire() {
+    /// A slot to work in, after waiting for one if the queue has room. The slot is owned, so it
+    /// can move into the blocking task and stay taken until the work is really done.
+    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, Refused> {
+        if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
         }
         if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.depth {
             self.waiting.fetch_sub(1, Ordering::AcqRel);
             return Err(Refused::Full);
         }
-        let permit = self.slots.acquire().await;
+        let permit = self.slots.clone().acquire_owned().await;
         self.waiting.fetch_sub(1, Ordering::AcqRel);
         permit.map_err(|_| Refused::Closed)
     }
@@ -45,11 +47,10 @@ impl AnswerQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[tokio::test]
     async fn waits_up_to_depth_then_refuses() {
-        let q = Arc::new(AnswerQueue::new(1, 1));
+        let q = Arc::new(WorkQueue::new(1, 1));
         let busy = q.enter().await.unwrap();
         let waiter = {
             let q = q.clone();

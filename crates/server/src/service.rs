@@ -4,7 +4,7 @@
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::queue::{AnswerQueue, Refused};
+use crate::queue::{Refused, WorkQueue};
 use arc_swap::ArcSwap;
 use serde::Serialize;
 use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Gap, Route};
@@ -34,6 +34,9 @@ impl Default for Limits {
         Limits { workers: cores, queue: 256, cache_entries: 1024 }
     }
 }
+
+/// Index generation per skill (`None`: not indexed).
+type Generations = std::collections::BTreeMap<String, Option<u64>>;
 
 /// Answers by (forced skill or "", question).
 type AnswerCache = Mutex<lru::LruCache<(String, String), Arc<Answer>>>;
@@ -72,14 +75,13 @@ pub struct Service {
     project: Project,
     live: ArcSwap<Live>,
     limits: Limits,
-    queue: AnswerQueue,
+    queue: WorkQueue,
     reloading: AtomicBool,
+    /// Published generations that failed to open, so they are not retried every tick; the
+    /// last good generation keeps serving until a newer one is published.
+    failed: Mutex<Option<Generations>>,
     job: Mutex<Option<IndexJob>>,
     pub metrics: Metrics,
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// Runs blocking engine work off the async executor.
@@ -94,9 +96,10 @@ impl Service {
         Ok(Service {
             project,
             live: ArcSwap::from_pointee(live),
-            queue: AnswerQueue::new(limits.workers, limits.queue),
+            queue: WorkQueue::new(limits.workers, limits.queue),
             limits,
             reloading: AtomicBool::new(false),
+            failed: Mutex::new(None),
             job: Mutex::new(None),
             metrics: Metrics::new(),
         })
@@ -118,19 +121,16 @@ impl Service {
         self.live.load_full()
     }
 
-    pub fn project(&self) -> &Project {
-        &self.project
-    }
-
     /// Reopens the assistant when another process (or a job) published new index generations.
     /// Questions in flight finish on the old generation; new ones see the new one.
     pub async fn reload_if_changed(self: &Arc<Self>) -> Result<bool, ApiError> {
         let live = self.live();
-        let changed = {
-            let engine = &live.assistant.engine;
-            engine.published_generations()? != engine.served_generations()
-        };
-        if !changed || self.reloading.swap(true, Ordering::AcqRel) {
+        let published = live.assistant.engine.published_generations()?;
+        let changed = published != live.assistant.engine.served_generations();
+        if !changed || lock(&self.failed).as_ref() == Some(&published) {
+            return Ok(false);
+        }
+        if self.reloading.swap(true, Ordering::AcqRel) {
             return Ok(false);
         }
         let this = self.clone();
@@ -141,6 +141,7 @@ impl Service {
         })
         .await;
         self.reloading.store(false, Ordering::Release);
+        *lock(&self.failed) = result.is_err().then_some(published);
         result.map(|()| {
             self.metrics.reloads.inc();
             true
@@ -208,14 +209,19 @@ impl Service {
     ) -> Result<T, ApiError> {
         let slot = self.queue.enter().await;
         self.metrics.queue_waiting.set(self.queue.waiting() as i64);
-        let _slot = slot.map_err(|refused| match refused {
+        let slot = slot.map_err(|refused| match refused {
             Refused::Full => {
                 self.metrics.queue_full.inc();
                 ApiError::unavailable("the server is busy (the work queue is full); retry shortly", 1)
             }
             Refused::Closed => ApiError::unavailable("the server is shutting down", 5),
         })?;
-        blocking(f).await
+        // The slot moves into the task: a client that disconnects does not free it early.
+        blocking(move || {
+            let _slot = slot;
+            f()
+        })
+        .await
     }
 
     pub async fn route(self: &Arc<Self>, query: String) -> Result<Route, ApiError> {
@@ -315,7 +321,7 @@ impl Service {
                 id: slot.as_ref().map_or(1, |j| j.id + 1),
                 state: "running",
                 skills: skills.clone(),
-                started: now_secs(),
+                started: crate::now_secs(),
                 finished: None,
                 message: "indexing".into(),
                 report: None,
@@ -342,7 +348,7 @@ impl Service {
             };
             let mut slot = lock(&this.job);
             if let Some(job) = slot.as_mut() {
-                job.finished = Some(now_secs());
+                job.finished = Some(crate::now_secs());
                 match (result, reloaded) {
                     (Ok(report), Ok(())) => {
                         job.state = "done";
@@ -368,7 +374,8 @@ impl Service {
         lock(&self.job).clone()
     }
 
-    /// Checks for indexes published by other processes every `every`, forever.
+    /// Checks for indexes published by other processes every `every`, forever. A generation that
+    /// cannot be opened is reported once; the previous one keeps serving.
     pub async fn watch_generations(self: Arc<Self>, every: Duration) {
         let mut tick = tokio::time::interval(every);
         loop {

@@ -28,8 +28,24 @@ fn open_service(cli: &Cli, args: Option<&ServeArgs>) -> Result<(Arc<Service>, sk
         limits.queue = a.queue.unwrap_or(limits.queue);
     }
     let service = Service::open(project.clone(), limits).map_err(|e| anyhow::anyhow!(e.message))?;
-    note_if_lexical(&service.live().assistant.engine);
+    report_startup(&service.live().assistant.engine);
     Ok((Arc::new(service), project))
+}
+
+/// What a server operator should know before the first request: skills skipped as broken,
+/// skills not indexed yet, a lexical-only setup.
+fn report_startup(engine: &skillrag_engine::Engine) {
+    for d in engine.discovery.diagnostics.iter().filter(|d| d.is_error()) {
+        eprintln!("{d} (skill skipped)");
+    }
+    for (skill, generation) in engine.served_generations() {
+        if generation.is_none() {
+            eprintln!(
+                "warning: skill `{skill}` has no index yet: run `skillrag index --skill {skill}`; it is served as soon as one is published"
+            );
+        }
+    }
+    note_if_lexical(engine);
 }
 
 pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
