@@ -112,6 +112,13 @@ impl Citation {
     }
 }
 
+/// The byte length of a citation marker `[12]` at the start of `s`, if there is one.
+pub fn marker_len(s: &str) -> Option<usize> {
+    let rest = s.strip_prefix('[')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0 && rest[digits..].starts_with(']')).then_some(digits + 2)
+}
+
 /// A labelled piece of the compiled context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextPiece {

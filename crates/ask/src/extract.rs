@@ -1,7 +1,7 @@
 //! The extractive answer (DESIGN.md §4.8, no LLM): the sentences of the context that best cover
 //! the question, each followed by its `[n]`. Every word of the answer comes from a retrieved chunk.
 
-use crate::answer::{Citation, Context};
+use crate::answer::{marker_len, Citation, Context};
 use crate::evidence::{text_coverage, TermStats};
 use crate::route::Question;
 
@@ -74,9 +74,7 @@ pub fn extract(question: &Question, stats: &TermStats, context: &Context) -> (St
 /// A line of a reference list ("[1] setup.md, \"The web admin page\""): it names a source, it
 /// does not answer anything.
 fn is_reference_entry(sentence: &str) -> bool {
-    let Some(rest) = sentence.trim_start().strip_prefix('[') else { return false };
-    let digits = rest.chars().take_while(char::is_ascii_digit).count();
-    digits > 0 && rest[digits..].starts_with(']')
+    marker_len(sentence.trim_start()).is_some()
 }
 
 /// The sentence without citation markers of its own (`[1]`, `[12]`): a knowledge file that
@@ -85,14 +83,15 @@ fn strip_markers(sentence: &str) -> String {
     let mut out = String::with_capacity(sentence.len());
     let mut rest = sentence;
     while let Some(open) = rest.find('[') {
-        let after = &rest[open + 1..];
-        let digits = after.chars().take_while(char::is_ascii_digit).count();
-        if digits > 0 && after[digits..].starts_with(']') {
-            out.push_str(rest[..open].trim_end_matches(' '));
-            rest = &after[digits + 1..];
-        } else {
-            out.push_str(&rest[..=open]);
-            rest = after;
+        match marker_len(&rest[open..]) {
+            Some(len) => {
+                out.push_str(rest[..open].trim_end_matches(' '));
+                rest = &rest[open + len..];
+            }
+            None => {
+                out.push_str(&rest[..=open]);
+                rest = &rest[open + 1..];
+            }
         }
     }
     out.push_str(rest);

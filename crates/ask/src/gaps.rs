@@ -35,13 +35,14 @@ pub struct Gap {
 #[derive(Debug)]
 pub struct GapLog {
     path: PathBuf,
-    // One writer at a time so concurrent asks never interleave within a line.
-    lock: Mutex<()>,
+    /// Opened on the first gap and kept open: a server logs refusals on its hot path. The lock
+    /// also keeps concurrent asks from interleaving within a line.
+    file: Mutex<Option<std::fs::File>>,
 }
 
 impl GapLog {
     pub fn new(state_dir: &Path) -> GapLog {
-        GapLog { path: state_dir.join("gaps.jsonl"), lock: Mutex::new(()) }
+        GapLog { path: state_dir.join("gaps.jsonl"), file: Mutex::new(None) }
     }
 
     pub fn path(&self) -> &Path {
@@ -63,12 +64,16 @@ impl GapLog {
     pub fn record(&self, answer: &Answer) {
         let Some(record) = Self::record_of(answer) else { return };
         let Ok(line) = serde_json::to_string(&record) else { return };
-        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(dir) = self.path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if file.is_none() {
+            if let Some(dir) = self.path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            *file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).ok();
         }
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&self.path) {
-            let _ = writeln!(f, "{line}");
+        if let Some(f) = file.as_mut() {
+            // One write per line, so a reader never sees half a record from this process.
+            let _ = f.write_all(format!("{line}\n").as_bytes());
         }
     }
 

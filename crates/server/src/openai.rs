@@ -11,6 +11,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use skillrag_ask::answer::marker_len;
 use skillrag_ask::{Answer, AskOptions};
 use std::convert::Infallible;
 
@@ -168,29 +169,21 @@ fn merge(into: &mut Value, extra: Value) {
 /// follow it, so a client renders progressively and never splits `[n]` from its sentence.
 fn pieces(content: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = content.chars().peekable();
-    while let Some(c) = chars.next() {
-        current.push(c);
-        if !matches!(c, '\n' | '。' | '！' | '？' | '；' | '.' | '!' | '?' | ';') {
+    let mut start = 0;
+    for (i, c) in content.char_indices() {
+        if i < start || !matches!(c, '\n' | '。' | '！' | '？' | '；' | '.' | '!' | '?' | ';') {
             continue;
         }
+        let mut end = i + c.len_utf8();
         // Keep trailing markers such as "[1][2]" with the sentence they cite.
-        while chars.peek() == Some(&'[') {
-            let rest: String = chars.clone().take_while(|&c| c != ']').collect();
-            if rest.len() < 2 || !rest[1..].chars().all(|c| c.is_ascii_digit()) {
-                break;
-            }
-            for _ in 0..=rest.chars().count() {
-                if let Some(c) = chars.next() {
-                    current.push(c);
-                }
-            }
+        while let Some(len) = marker_len(&content[end..]) {
+            end += len;
         }
-        out.push(std::mem::take(&mut current));
+        out.push(content[start..end].to_string());
+        start = end;
     }
-    if !current.is_empty() {
-        out.push(current);
+    if start < content.len() {
+        out.push(content[start..].to_string());
     }
     out
 }
