@@ -103,6 +103,25 @@ pub enum Command {
         after_help = "Questions are logged by ask, chat, batch, serve and mcp ([ask] gaps = true).\n\nExample:\n  skillrag gaps --skill labor-law --limit 20"
     )]
     Gaps(GapsArgs),
+    /// Copy the indexes to another store (embedded ⇄ PostgreSQL) without re-embedding.
+    #[command(after_help = "Copies each skill's published generation — chunks, vectors, ids — so the copy answers\n\
+        exactly like the original. Then point `store` (skillrag.toml or SKILLRAG_STORE) at the target.\n\n\
+        Examples:\n  skillrag migrate --to postgres://skillrag@db.internal:5432/skillrag\n  \
+        SKILLRAG_STORE=postgres://skillrag@db.internal/skillrag skillrag migrate --to embedded")]
+    Migrate(MigrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// Target store: `embedded` (this project's .skillrag/index) or a postgres:// URL.
+    #[arg(long, value_name = "STORE")]
+    pub to: String,
+    /// Source store (default: the configured `store`).
+    #[arg(long, value_name = "STORE")]
+    pub from: Option<String>,
+    /// Only these skills (repeatable; default: every indexed skill).
+    #[arg(long = "skill", short = 's', value_name = "ID")]
+    pub skills: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -3,14 +3,26 @@
 
 mod common;
 
-use common::{demo_indexed, json, run, skillrag, stderr};
+on_both_stores!(
+    ask_answers_with_citations_in_the_contract_shape,
+    gate_refusals_and_boundaries,
+    forced_skill_and_not_found,
+    bad_questions_never_panic,
+    route_shows_every_signal,
+    batch_keeps_order_and_reports_bad_lines,
+    chat_follow_up_keeps_the_skill,
+    tune_fits_and_reports,
+    eval_writes_markdown_json_and_chart,
+    trace_and_model_mismatch,
+);
+
+use common::{demo_indexed_on, json, run, skillrag, stderr, Backend};
 use serde_json::Value;
 use std::io::Write;
 use std::process::Stdio;
 
-#[test]
-fn ask_answers_with_citations_in_the_contract_shape() {
-    let tmp = demo_indexed();
+fn ask_answers_with_citations_in_the_contract_shape(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let dir = tmp.path();
     let a = json(dir, &["ask", "劳动合同期限一年的，试用期最长多久？"]);
     for field in ["query", "route", "retrieved", "attempts", "hits", "answer", "citations", "refusal", "timings_ms"] {
@@ -39,9 +51,8 @@ fn ask_answers_with_citations_in_the_contract_shape() {
     }
 }
 
-#[test]
-fn gate_refusals_and_boundaries() {
-    let tmp = demo_indexed();
+fn gate_refusals_and_boundaries(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let dir = tmp.path();
     for q in ["你好", "谢谢！", "帮我润色这段话：我们明天开会。", "Thanks, that's all."] {
         let a = json(dir, &["ask", q]);
@@ -59,9 +70,8 @@ fn gate_refusals_and_boundaries() {
     assert!(a["refusal"]["message"].as_str().unwrap().contains("工伤认定"), "{a}");
 }
 
-#[test]
-fn forced_skill_and_not_found() {
-    let tmp = demo_indexed();
+fn forced_skill_and_not_found(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let dir = tmp.path();
     let a = json(dir, &["ask", "What is the boiling point of mercury?", "--skill", "router-faq"]);
     assert_eq!(a["route"]["forced"], true);
@@ -71,9 +81,8 @@ fn forced_skill_and_not_found() {
     assert!(a["attempts"].as_u64().unwrap() <= 3, "at most two retries: {a}");
 }
 
-#[test]
-fn bad_questions_never_panic() {
-    let tmp = demo_indexed();
+fn bad_questions_never_panic(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let dir = tmp.path();
     let out = skillrag(dir, &["ask", "   "]).output().unwrap();
     assert!(!out.status.success());
@@ -87,9 +96,8 @@ fn bad_questions_never_panic() {
     }
 }
 
-#[test]
-fn route_shows_every_signal() {
-    let tmp = demo_indexed();
+fn route_shows_every_signal(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let route = json(tmp.path(), &["route", "How do I factory reset the router?"]);
     let candidates = route["candidates"].as_array().unwrap();
     assert_eq!(candidates.len(), 3);
@@ -105,9 +113,8 @@ fn route_shows_every_signal() {
     assert!(text.contains("decision: single labor-law"), "{text}");
 }
 
-#[test]
-fn batch_keeps_order_and_reports_bad_lines() {
-    let tmp = demo_indexed();
+fn batch_keeps_order_and_reports_bad_lines(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let mut child = skillrag(tmp.path(), &["batch"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let input = "{\"id\": \"a\", \"query\": \"试用期工资最低多少？\"}\nnot json\n{\"id\": 7, \"query\": \"hi\"}\n{\"id\": \"c\", \"query\": \"How do I update the firmware?\"}\n";
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
@@ -124,9 +131,8 @@ fn batch_keeps_order_and_reports_bad_lines() {
     assert_eq!(lines[3]["route"]["skills"], serde_json::json!(["router-faq"]));
 }
 
-#[test]
-fn chat_follow_up_keeps_the_skill() {
-    let tmp = demo_indexed();
+fn chat_follow_up_keeps_the_skill(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let mut child =
         skillrag(tmp.path(), &["chat", "--json"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child
@@ -145,9 +151,8 @@ fn chat_follow_up_keeps_the_skill() {
     assert!(turns[1]["queries"][0].as_str().unwrap().chars().count() > "那试用期呢？".chars().count());
 }
 
-#[test]
-fn tune_fits_and_reports() {
-    let tmp = demo_indexed();
+fn tune_fits_and_reports(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let dir = tmp.path();
     let labelled = dir.join("labelled.jsonl");
     std::fs::write(
@@ -167,9 +172,8 @@ fn tune_fits_and_reports() {
     assert!(stderr(&out).contains("labelled.jsonl:1: unknown skill `nope`"), "{}", stderr(&out));
 }
 
-#[test]
-fn eval_writes_markdown_json_and_chart() {
-    let tmp = demo_indexed();
+fn eval_writes_markdown_json_and_chart(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let dir = tmp.path();
     let bench = dir.join("bench");
     std::fs::create_dir_all(&bench).unwrap();
@@ -199,9 +203,8 @@ fn eval_writes_markdown_json_and_chart() {
     assert!(md.contains("| hit@5 (fact) |") && md.contains("latency"), "{md}");
 }
 
-#[test]
-fn trace_and_model_mismatch() {
-    let tmp = demo_indexed();
+fn trace_and_model_mismatch(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
     let dir = tmp.path();
     let out = skillrag(dir, &["ask", "试用期工资最低多少？", "--json"])
         .env("SKILLRAG_ASK_TRACE", ".skillrag/trace.jsonl")
@@ -218,7 +221,7 @@ fn trace_and_model_mismatch() {
         skillrag(dir, &["ask", "How do I update the firmware?"]).env("SKILLRAG_EMBED_MODEL", "none").output().unwrap();
     assert!(stderr(&out).contains("run `skillrag index"), "{}", stderr(&out));
     // A skill with no index yet.
-    std::fs::remove_dir_all(dir.join(".skillrag/index/router-faq")).unwrap();
+    tmp.remove_index("router-faq");
     let out = skillrag(dir, &["ask", "How do I update the firmware?", "--skill", "router-faq"]).output().unwrap();
     assert!(stderr(&out).contains("run `skillrag index --skill router-faq`"), "{}", stderr(&out));
 }

@@ -507,3 +507,76 @@ fn web_page_in_headless_chromium() {
         }
     }
 }
+
+/// Stateless serving on PostgreSQL: two `skillrag serve` replicas over one database answer
+/// alike, a re-index through one is served by the other after commit, and a replica on a hot
+/// standby serves reads and refuses to index with a clear message.
+#[test]
+fn replicas_share_one_postgres_database() {
+    let Some(_) = common::Backend::postgres_server() else { return };
+    let a = common::demo_indexed_on(common::Backend::Postgres);
+    let url = a.store_url().unwrap();
+    // The second replica is deployed from the same files; its own copy of the project folder.
+    let b = tempfile::tempdir().unwrap();
+    common::copy_dir(a.path(), b.path());
+    std::fs::remove_dir_all(b.path().join(".skillrag")).unwrap();
+    let (one, two) = (Server::start(a.path(), &[], &[]), Server::start(b.path(), &[], &[]));
+
+    let strip = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("timings_ms");
+        v
+    };
+    for q in [ROUTER_QUESTION, "劳动合同期限两年的，试用期最长多久？", OUT_OF_SCOPE, "普洱熟茶要洗茶吗？"]
+    {
+        let (s1, x) = one.post_json("/v1/ask", json!({"query": q}));
+        let (s2, y) = two.post_json("/v1/ask", json!({"query": q}));
+        assert_eq!((s1, s2), (200, 200));
+        assert_eq!(strip(x), strip(y), "{q}");
+    }
+
+    // New knowledge indexed through replica one is served by replica two after the commit.
+    std::fs::write(
+        a.path().join("skills/router-faq/knowledge/purple-light.md"),
+        "# Blinking purple light\n\nA blinking purple light means the router is in quarantine mode after a failed \
+         firmware update; hold the reset button for 30 seconds to leave quarantine mode.\n",
+    )
+    .unwrap();
+    let (status, job) = one.post_json("/v1/index", json!({"skills": ["router-faq"]}));
+    assert_eq!(status, 202, "{job}");
+    let search = json!({"query": "blinking purple light quarantine", "skills": ["router-faq"], "k": 1});
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, found) = two.post_json("/v1/search", search.clone());
+        if found["hits"][0]["source"] == "knowledge/purple-light.md" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "replica two never served the new generation: {found}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    // A replica on the hot standby serves what was replicated and refuses to index.
+    let Ok(standby) = std::env::var("SKILLRAG_TEST_POSTGRES_STANDBY") else { return };
+    let primary = common::Backend::postgres_server().unwrap();
+    let c = tempfile::tempdir().unwrap();
+    common::copy_dir(b.path(), c.path());
+    std::fs::write(c.path().join(".env"), format!("SKILLRAG_STORE={}\n", url.replacen(&primary, &standby, 1))).unwrap();
+    let three = Server::start(c.path(), &[], &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, found) = three.post_json("/v1/search", search.clone());
+        if found["hits"][0]["source"] == "knowledge/purple-light.md" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the standby replica never served the replicated generation: {found}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let (status, answer) = three.post_json("/v1/ask", json!({"query": ROUTER_QUESTION}));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["refusal"].is_null(), "{answer}");
+    let (status, refused) = three.post_json("/v1/index", json!({}));
+    assert_error(status, &refused, 409, "conflict");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("read-only replica"), "{refused}");
+    let out = skillrag(c.path(), &["index"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(common::stderr(&out).contains("read-only replica"), "{}", common::stderr(&out));
+}

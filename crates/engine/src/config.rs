@@ -17,7 +17,8 @@ pub const CONFIG_FILE: &str = "skillrag.toml";
 pub struct Config {
     /// Folders holding skill folders, relative to the project.
     pub skills: Vec<String>,
-    /// Where retrieval data lives: `embedded` (the default, under `index.dir`).
+    /// Where retrieval data lives: `embedded` (the default, under `index.dir`), or a PostgreSQL
+    /// URL (`postgres://…`, with pgvector) shared by replicas.
     pub store: String,
     pub index: IndexConfig,
     pub embed: EmbedConfig,
@@ -293,8 +294,11 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
-const NOT_SETTINGS: [&str; 6] = [
+const NOT_SETTINGS: [&str; 9] = [
     "SKILLRAG_CACHE",
+    "SKILLRAG_PG_BIN",
+    "SKILLRAG_PG_DIR",
+    "SKILLRAG_PG_PORT",
     "SKILLRAG_API_TOKEN",
     "SKILLRAG_LLM_API_KEY",
     "SKILLRAG_LLM_BASE_URL",
@@ -397,6 +401,11 @@ pub fn template(model: Option<&Path>) -> String {
 
 # Folders that hold skill folders (each with a SKILL.md).
 skills = ["skills"]
+
+# Where indexes live: "embedded" (files in .skillrag/index) or PostgreSQL with pgvector,
+# "postgres://user@host:5432/db", shared by several `skillrag serve` replicas
+# (docs/deployment.md). Env: SKILLRAG_STORE. `skillrag migrate --to` copies indexes over.
+store = "embedded"
 
 [index]
 dir = ".skillrag"        # indexes and caches (safe to delete; `skillrag index` rebuilds)

@@ -71,6 +71,8 @@ impl Engine {
     /// Indexes the selected skills. Skills whose folder was removed lose their index.
     pub fn index(&self, options: &IndexOptions, progress: &dyn Progress) -> Result<IndexReport, EngineError> {
         let started = Instant::now();
+        // A read replica refuses before any file is read or embedded.
+        self.store.writable()?;
         let state = self.project.state_dir();
         std::fs::create_dir_all(&state).map_err(|e| EngineError::Invalid(format!("{}: {e}", state.display())))?;
         let lock_path = state.join("index.lock");

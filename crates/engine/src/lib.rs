@@ -4,18 +4,20 @@
 mod chunking;
 pub mod config;
 mod index;
+mod migrate;
 mod search;
 mod status;
 pub mod watch;
 
 pub use config::Config;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
+pub use migrate::MigratedSkill;
 pub use search::{SearchOptions, SearchResult, SkillSearch, Timings};
 pub use status::{Freshness, SkillStatus, SourceInfo};
 
 use skillrag_embed::{BertEmbedder, Embedder, ModelDir};
 use skillrag_skill::{Discovery, Skill};
-use skillrag_store::{EmbeddedStore, SkillIndex, Store, StoreError};
+use skillrag_store::{is_postgres_url, EmbeddedStore, PostgresStore, SkillIndex, Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -94,6 +96,18 @@ pub struct ModelIdentity {
 /// An opened generation of a skill's index, with its generation number.
 type OpenIndex = (u64, Arc<dyn SkillIndex>);
 
+/// Opens the store that `spec` (the `store` setting) names: `embedded` (the project's
+/// `.skillrag/index`) or a `postgres://` URL.
+pub fn open_store(spec: &str, project: &Project) -> Result<Arc<dyn Store>, EngineError> {
+    match spec.trim() {
+        "embedded" | "" => Ok(Arc::new(EmbeddedStore::new(project.state_dir().join("index")))),
+        url if is_postgres_url(url) => Ok(Arc::new(PostgresStore::connect(url)?)),
+        other => Err(EngineError::Invalid(format!(
+            "store `{other}` is not supported: use `embedded` or a PostgreSQL URL (postgres://user@host:5432/db)"
+        ))),
+    }
+}
+
 /// A project ready to index and search.
 pub struct Engine {
     pub project: Project,
@@ -113,14 +127,7 @@ impl Engine {
     /// Discovers the skills and identifies the embedding model (its weights load on first use).
     pub fn open(project: Project) -> Result<Engine, EngineError> {
         let discovery = skillrag_skill::discover(&project.config.skill_roots(&project.root));
-        let store: Arc<dyn Store> = match project.config.store.as_str() {
-            "embedded" | "" => Arc::new(EmbeddedStore::new(project.state_dir().join("index"))),
-            other => {
-                return Err(EngineError::Invalid(format!(
-                    "store `{other}` is not supported by this build (use `embedded`)"
-                )))
-            }
-        };
+        let store = open_store(&project.config.store, &project)?;
         let model = match project.config.embed_model_path(&project.root) {
             None => None,
             Some(path) => {

@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use skillrag_ask::AskError;
 use skillrag_engine::EngineError;
+use skillrag_store::StoreError;
 
 #[derive(Debug, Clone)]
 pub struct ApiError {
@@ -71,6 +72,8 @@ impl From<EngineError> for ApiError {
             EngineError::NotIndexed(_) => StatusCode::NOT_FOUND,
             EngineError::Busy(_) => StatusCode::CONFLICT,
             EngineError::Invalid(_) => StatusCode::BAD_REQUEST,
+            EngineError::Store(StoreError::ReadOnly(_) | StoreError::Locked(_)) => StatusCode::CONFLICT,
+            EngineError::Store(StoreError::Unavailable(_)) => return ApiError::unavailable(e.to_string(), 5),
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())

@@ -125,7 +125,9 @@ impl Service {
     /// Questions in flight finish on the old generation; new ones see the new one.
     pub async fn reload_if_changed(self: &Arc<Self>) -> Result<bool, ApiError> {
         let live = self.live();
-        let published = live.assistant.engine.published_generations()?;
+        // Asking the store may be a database round trip: off the async executor.
+        let published = blocking(move || Ok(live.assistant.engine.published_generations()?)).await?;
+        let live = self.live();
         let changed = published != live.assistant.engine.served_generations();
         if !changed || lock(&self.failed).as_ref() == Some(&published) {
             return Ok(false);
@@ -312,6 +314,7 @@ impl Service {
         for s in &skills {
             live.assistant.engine.skill(s)?;
         }
+        live.assistant.engine.store().writable().map_err(skillrag_engine::EngineError::from)?;
         let job = {
             let mut slot = lock(&self.job);
             if slot.as_ref().is_some_and(|j| j.state == "running") {

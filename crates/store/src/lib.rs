@@ -7,18 +7,23 @@
 //! retrieval against any store and fuses them with Reciprocal Rank Fusion.
 //!
 //! [`EmbeddedStore`] is the default: tantivy for BM25 (with the project analyzer) and a flat
-//! vector file scanned exactly, one folder per skill.
+//! vector file scanned exactly, one folder per skill. [`PostgresStore`] keeps the same
+//! generations in PostgreSQL with pgvector, for replicas and large deployments.
 
 mod cache;
+#[cfg(test)]
+mod conformance;
 mod embedded;
 mod filter;
 pub mod hybrid;
 mod manifest;
+mod postgres;
 
 pub use cache::EmbeddingCache;
 pub use embedded::EmbeddedStore;
 pub use filter::{Filter, FilterError};
 pub use manifest::{FileEntry, IndexMeta, Manifest, FORMAT_VERSION};
+pub use postgres::{is_postgres_url, redact, PgSkillIndex, PoolOptions, PostgresStore, SCHEMA_VERSION};
 
 use skillrag_core::{Chunk, ChunkId};
 use std::sync::Arc;
@@ -37,6 +42,16 @@ pub enum StoreError {
     Dimension { expected: usize, got: usize },
     #[error("{0}")]
     Invalid(String),
+    #[error("{0}")]
+    Database(String),
+    /// The database cannot be reached, or no pooled connection came free in time.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A write against a read-only replica.
+    #[error("{0}")]
+    ReadOnly(String),
+    #[error("{detail}")]
+    SchemaVersion { found: i32, expected: i32, detail: String },
 }
 
 impl StoreError {
@@ -72,6 +87,11 @@ pub trait Store: Send + Sync {
 
     /// Bytes used by a skill's current generation, if the store can tell.
     fn size_on_disk(&self, skill: &str) -> Option<u64>;
+
+    /// Whether [`Store::begin`] can work here; a read replica says why not.
+    fn writable(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// One published generation of one skill's index; cheap to share between threads.
@@ -102,6 +122,28 @@ pub trait SkillIndex: Send + Sync {
 
     /// All chunks of one source, in document order.
     fn chunks_of(&self, source: &str) -> Vec<Chunk>;
+
+    /// The chunks of one source with their vectors, as another store's writer takes them
+    /// ([`IndexWriter::import`]): a copy between stores without re-embedding.
+    fn export(&self, source: &str) -> Result<Vec<NewChunk>, StoreError> {
+        let has_vectors = self.meta().model_id.is_some();
+        self.chunks_of(source)
+            .into_iter()
+            .map(|chunk| {
+                let (vector, visibility) = match self.vector(chunk.id) {
+                    Some((v, vis)) => (Some(v), vis),
+                    None if has_vectors => {
+                        return Err(StoreError::Corrupt {
+                            skill: self.meta().skill.clone(),
+                            detail: format!("chunk {} of {source} has no vector", chunk.id),
+                        })
+                    }
+                    None => (None, 0.0),
+                };
+                Ok(NewChunk { chunk, vector, visibility })
+            })
+            .collect()
+    }
 }
 
 /// A chunk to store with its embedding (`None` in a lexical-only index).
@@ -120,6 +162,10 @@ pub trait IndexWriter {
 
     /// Adds new chunks. Their ids are assigned here, continuing the skill's sequence.
     fn add(&mut self, chunks: Vec<NewChunk>) -> Result<(), StoreError>;
+
+    /// Adds chunks keeping their ids (a copy of a generation from another store, so citations
+    /// and chunk links stay valid); the sequence continues after the largest.
+    fn import(&mut self, chunks: Vec<NewChunk>) -> Result<(), StoreError>;
 
     /// Publishes the generation atomically, with `manifest` describing its files.
     fn commit(self: Box<Self>, manifest: Manifest) -> Result<IndexMeta, StoreError>;

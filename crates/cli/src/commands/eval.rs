@@ -27,7 +27,8 @@ pub fn eval(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     if let Some(model) = &cli.embed_model {
         settings.embed.model = model.clone();
     }
-    let state = settings.state_dir(&cli.project).join("eval").join(&name);
+    // Absolute: `index.dir` is resolved against the project folder again when it is relative.
+    let state = std::path::absolute(settings.state_dir(&cli.project).join("eval").join(&name))?;
     settings.skills = vec![bench.join("skills").display().to_string()];
     settings.index.dir = state.display().to_string();
     let project =

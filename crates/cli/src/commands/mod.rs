@@ -7,6 +7,7 @@ mod extract;
 mod index;
 mod init;
 mod lint;
+mod migrate;
 mod search;
 mod serve;
 mod skills;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => serve::serve(&cli, args),
         Command::Mcp => serve::mcp(&cli),
         Command::Gaps(args) => serve::gaps(&cli, args),
+        Command::Migrate(args) => migrate::migrate(&cli, args),
     }
 }
 
@@ -72,8 +74,12 @@ pub fn note_if_lexical(engine: &Engine) {
     }
 }
 
-/// Prints a value as pretty JSON on stdout.
+/// Prints a value as pretty JSON on stdout. A reader that went away (`| head`) is not an error.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(value)?;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }

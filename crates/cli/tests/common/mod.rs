@@ -51,18 +51,134 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The store a test project keeps its indexes in. Tests of the index and ask paths run on
+/// both (see [`on_both_stores`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Embedded,
+    /// `SKILLRAG_TEST_POSTGRES` (started by `scripts/setup-postgres`), a schema per project.
+    Postgres,
+}
+
+impl Backend {
+    /// The PostgreSQL server to test against; without one, PostgreSQL variants are skipped,
+    /// unless `SKILLRAG_TEST_REQUIRE_POSTGRES` is set (`scripts/test` sets it).
+    pub fn postgres_server() -> Option<String> {
+        match std::env::var("SKILLRAG_TEST_POSTGRES") {
+            Ok(url) if !url.is_empty() => Some(url),
+            _ if std::env::var_os("SKILLRAG_TEST_REQUIRE_POSTGRES").is_some() => {
+                panic!("SKILLRAG_TEST_POSTGRES is not set: run scripts/test (it starts PostgreSQL)")
+            }
+            _ => {
+                eprintln!("skipped: SKILLRAG_TEST_POSTGRES is not set (scripts/setup-postgres starts a server)");
+                None
+            }
+        }
+    }
+}
+
+/// Generates `mod embedded` and `mod postgres`, each with one `#[test]` per named function
+/// `fn name(backend: Backend)`.
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            $( #[test] fn $name() { super::$name($crate::common::Backend::Embedded) } )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    if $crate::common::Backend::postgres_server().is_some() {
+                        super::$name($crate::common::Backend::Postgres)
+                    }
+                }
+            )*
+        }
+    };
+}
+
+/// A test project folder; on PostgreSQL it also owns a schema, dropped with the project.
+pub struct TestProject {
+    tmp: tempfile::TempDir,
+    schema: Option<(String, String)>,
+}
+
+impl TestProject {
+    /// An empty folder whose indexes go to `backend`.
+    pub fn new(backend: Backend) -> TestProject {
+        let tmp = tempfile::tempdir().unwrap();
+        let schema = match backend {
+            Backend::Embedded => None,
+            Backend::Postgres => {
+                let base = Backend::postgres_server().expect("PostgreSQL test server");
+                static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let schema = format!("cli_{}_{n}", std::process::id());
+                let sep = if base.contains('?') { '&' } else { '?' };
+                let url = format!("{base}{sep}options=-c%20search_path%3D{schema}%2Cpublic");
+                // `.env` is read by every command run in the project.
+                std::fs::write(tmp.path().join(".env"), format!("SKILLRAG_STORE={url}\n")).unwrap();
+                Some((base, schema))
+            }
+        };
+        TestProject { tmp, schema }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Deletes a skill's index behind skillrag's back (as if it was never indexed).
+    pub fn remove_index(&self, skill: &str) {
+        match self.store_url() {
+            None => std::fs::remove_dir_all(self.path().join(".skillrag/index").join(skill)).unwrap(),
+            Some(url) => {
+                let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                c.execute("DELETE FROM skillrag_skills WHERE skill = $1", &[&skill]).unwrap();
+            }
+        }
+    }
+
+    /// The `store` setting of this project, for `migrate --to` and the like.
+    pub fn store_url(&self) -> Option<String> {
+        let env = std::fs::read_to_string(self.path().join(".env")).ok()?;
+        env.lines().find_map(|l| l.strip_prefix("SKILLRAG_STORE=")).map(str::to_string)
+    }
+}
+
+impl Drop for TestProject {
+    fn drop(&mut self) {
+        if let Some((base, schema)) = &self.schema {
+            if let Ok(mut c) = postgres::Client::connect(base, postgres::NoTls) {
+                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"));
+            }
+        }
+    }
+}
+
 /// `skillrag init` into a temp folder.
-pub fn demo() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    run(tmp.path(), &["init"]);
-    tmp
+pub fn demo() -> TestProject {
+    demo_on(Backend::Embedded)
+}
+
+/// `skillrag init` into a temp folder whose indexes go to `backend`.
+pub fn demo_on(backend: Backend) -> TestProject {
+    let project = TestProject::new(backend);
+    run(project.path(), &["init"]);
+    project
 }
 
 /// The example project, indexed.
-pub fn demo_indexed() -> tempfile::TempDir {
-    let tmp = demo();
-    run(tmp.path(), &["index"]);
-    tmp
+pub fn demo_indexed() -> TestProject {
+    demo_indexed_on(Backend::Embedded)
+}
+
+/// The example project, indexed into `backend`.
+pub fn demo_indexed_on(backend: Backend) -> TestProject {
+    let project = demo_on(backend);
+    run(project.path(), &["index"]);
+    project
 }
 
 pub fn copy_dir(from: &Path, to: &Path) {

@@ -106,6 +106,42 @@ impl EmbeddedWriter {
     fn has_vectors(&self) -> bool {
         self.meta.model_id.is_some()
     }
+
+    /// Adds chunks; `assign_ids` continues the skill's id sequence, otherwise they keep theirs.
+    fn write(&mut self, chunks: Vec<NewChunk>, assign_ids: bool) -> Result<(), StoreError> {
+        for new in chunks {
+            let mut chunk = new.chunk;
+            if self.kept.contains(&chunk.source) {
+                return Err(StoreError::Invalid(format!("`{}` was kept and cannot also be added", chunk.source)));
+            }
+            match (&new.vector, self.has_vectors()) {
+                (Some(v), true) if v.len() == self.meta.dim => {
+                    self.vectors.data.extend_from_slice(v);
+                    self.vectors.visibility.push(new.visibility);
+                }
+                (Some(v), true) => return Err(StoreError::Dimension { expected: self.meta.dim, got: v.len() }),
+                (None, true) => {
+                    return Err(StoreError::Invalid("this index stores vectors; the chunk has none".into()))
+                }
+                (_, false) => {}
+            }
+            // A changed file's old chunks leave the continued BM25 index before its new ones arrive
+            // (tantivy deletes only documents added before the delete).
+            if self.lexical_continued && self.deleted.insert(chunk.source.clone()) {
+                self.lexical.delete_source(&chunk.source);
+            }
+            if assign_ids {
+                chunk.id = self.meta.next_chunk_id;
+                self.meta.next_chunk_id += 1;
+            } else {
+                self.meta.next_chunk_id = self.meta.next_chunk_id.max(chunk.id + 1);
+            }
+            chunk.skill = self.skill.clone();
+            self.lexical.add(chunk.id, &chunk.source, &chunk.indexed_text())?;
+            self.chunks.push(chunk);
+        }
+        Ok(())
+    }
 }
 
 /// Removes generation folders other than the current one and the one before it: the
@@ -148,34 +184,11 @@ impl IndexWriter for EmbeddedWriter {
     }
 
     fn add(&mut self, chunks: Vec<NewChunk>) -> Result<(), StoreError> {
-        for new in chunks {
-            let mut chunk = new.chunk;
-            if self.kept.contains(&chunk.source) {
-                return Err(StoreError::Invalid(format!("`{}` was kept and cannot also be added", chunk.source)));
-            }
-            match (&new.vector, self.has_vectors()) {
-                (Some(v), true) if v.len() == self.meta.dim => {
-                    self.vectors.data.extend_from_slice(v);
-                    self.vectors.visibility.push(new.visibility);
-                }
-                (Some(v), true) => return Err(StoreError::Dimension { expected: self.meta.dim, got: v.len() }),
-                (None, true) => {
-                    return Err(StoreError::Invalid("this index stores vectors; the chunk has none".into()))
-                }
-                (_, false) => {}
-            }
-            // A changed file's old chunks leave the continued BM25 index before its new ones arrive
-            // (tantivy deletes only documents added before the delete).
-            if self.lexical_continued && self.deleted.insert(chunk.source.clone()) {
-                self.lexical.delete_source(&chunk.source);
-            }
-            chunk.id = self.meta.next_chunk_id;
-            chunk.skill = self.skill.clone();
-            self.meta.next_chunk_id += 1;
-            self.lexical.add(chunk.id, &chunk.source, &chunk.indexed_text())?;
-            self.chunks.push(chunk);
-        }
-        Ok(())
+        self.write(chunks, true)
+    }
+
+    fn import(&mut self, chunks: Vec<NewChunk>) -> Result<(), StoreError> {
+        self.write(chunks, false)
     }
 
     fn commit(mut self: Box<Self>, manifest: Manifest) -> Result<IndexMeta, StoreError> {

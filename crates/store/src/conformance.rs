@@ -1,0 +1,216 @@
+//! The store conformance suite: every test runs against each `Store` implementation, the
+//! embedded one always and PostgreSQL when `SKILLRAG_TEST_POSTGRES` names a server
+//! (`scripts/test` starts one).
+
+use crate::{FileEntry, Filter, IndexMeta, Manifest, NewChunk, SkillIndex, Store, StoreError};
+use skillrag_core::{Chunk, DocType, Tier};
+
+pub fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {
+    Chunk {
+        id: 0,
+        skill: String::new(),
+        source: source.into(),
+        title: source.trim_end_matches(".md").into(),
+        heading: vec![],
+        ordinal,
+        span: (0, text.chars().count()),
+        doc_type: if source.starts_with("faq") { DocType::Faq } else { DocType::General },
+        tier: Tier::References,
+        mtime: 0,
+        content_hash: format!("hash-{source}"),
+        text: text.into(),
+        pages: None,
+        summary: None,
+    }
+}
+
+pub fn new(source: &str, ordinal: u32, text: &str, vector: [f32; 2]) -> NewChunk {
+    NewChunk { chunk: chunk(source, ordinal, text), vector: Some(vector.to_vec()), visibility: 1.0 }
+}
+
+pub fn manifest(sources: &[(&str, DocType)]) -> Manifest {
+    let mut m = Manifest::default();
+    for (s, d) in sources {
+        m.files.insert(
+            s.to_string(),
+            FileEntry {
+                content_hash: format!("hash-{s}"),
+                mtime: 0,
+                size: 1,
+                chunks: 1,
+                title: s.to_string(),
+                doc_type: *d,
+                tier: Tier::References,
+                encoding: "UTF-8".into(),
+                questions: vec![],
+            },
+        );
+    }
+    m
+}
+
+pub fn meta(model: Option<&str>) -> IndexMeta {
+    IndexMeta::new("s", model.map(str::to_string), 2, "500/80".into())
+}
+
+pub fn terms(q: &str) -> Vec<String> {
+    skillrag_text::analyze(q)
+}
+
+pub fn sources(index: &dyn SkillIndex, q: &str) -> Vec<String> {
+    index.lexical(&terms(q), 10, &Filter::none()).unwrap().iter().map(|s| index.chunk(s.id).unwrap().source).collect()
+}
+
+pub fn first_generation(store: &dyn Store) {
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    w.add(vec![
+        new("a.md", 0, "用人单位自用工之日起即与劳动者建立劳动关系。", [1.0, 0.0]),
+        new("b.md", 0, "The incubation period of the virus is five days.", [0.0, 1.0]),
+        new("faq.md", 0, "How do I reset my password? Open settings.", [0.6, 0.8]),
+    ])
+    .unwrap();
+    let m = w
+        .commit(manifest(&[("a.md", DocType::General), ("b.md", DocType::General), ("faq.md", DocType::Faq)]))
+        .unwrap();
+    assert_eq!(m.generation, 1);
+    assert_eq!(m.chunks, 3);
+}
+
+pub fn writes_and_searches_a_generation(store: &dyn Store) {
+    assert!(store.open("s").unwrap().is_none());
+    first_generation(store);
+    let index = store.open("s").unwrap().unwrap();
+    assert_eq!(index.len(), 3);
+    assert_eq!(sources(index.as_ref(), "劳动关系"), vec!["a.md"]);
+    assert_eq!(sources(index.as_ref(), "incubation periods"), vec!["b.md"]);
+    let dense = index.dense(&[0.0, 1.0], 2, &Filter::none()).unwrap();
+    assert_eq!(index.chunk(dense[0].id).unwrap().source, "b.md");
+    assert_eq!(index.mean_visibility(), Some(1.0));
+    assert_eq!(store.skills().unwrap(), vec!["s"]);
+    assert!(store.size_on_disk("s").unwrap() > 0);
+}
+
+pub fn filters_apply_to_both_lists(store: &dyn Store) {
+    first_generation(store);
+    let index = store.open("s").unwrap().unwrap();
+    let faq_only = Filter::none().with_doc_types(vec![DocType::Faq]);
+    assert!(index.lexical(&terms("incubation password"), 10, &faq_only).unwrap().len() == 1);
+    let dense = index.dense(&[0.0, 1.0], 10, &faq_only).unwrap();
+    assert_eq!(dense.len(), 1);
+    assert_eq!(index.chunk(dense[0].id).unwrap().source, "faq.md");
+    // The filter does not change BM25 scores.
+    let all = index.lexical(&terms("password"), 10, &Filter::none()).unwrap();
+    let filtered = index.lexical(&terms("password"), 10, &faq_only).unwrap();
+    assert_eq!(all, filtered);
+}
+
+pub fn incremental_generation_keeps_changes_and_deletes(store: &dyn Store) {
+    first_generation(store);
+    let before = store.open("s").unwrap().unwrap();
+    let a_id = before.chunks_of("a.md")[0].id;
+
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    assert_eq!(w.keep("a.md").unwrap(), 1);
+    w.add(vec![new("b.md", 0, "The incubation period was revised to seven days.", [0.0, 1.0])]).unwrap();
+    // faq.md was deleted: neither kept nor added.
+    let m = w.commit(manifest(&[("a.md", DocType::General), ("b.md", DocType::General)])).unwrap();
+    assert_eq!(m.generation, 2);
+
+    let after = store.open("s").unwrap().unwrap();
+    assert_eq!(after.len(), 2);
+    assert_eq!(after.chunks_of("a.md")[0].id, a_id, "kept chunk keeps its id");
+    assert_eq!(sources(after.as_ref(), "劳动关系"), vec!["a.md"]);
+    let b = after.chunks_of("b.md");
+    assert!(b[0].text.contains("seven"));
+    assert_eq!(sources(after.as_ref(), "incubation"), vec!["b.md"], "old b.md chunk must be gone");
+    assert!(sources(after.as_ref(), "password").is_empty(), "deleted file must be gone");
+    assert!(after.vector(b[0].id).is_some());
+    // The old generation object still answers from its own files.
+    assert_eq!(sources(before.as_ref(), "password"), vec!["faq.md"]);
+}
+
+pub fn abandoned_writer_leaves_current_generation_serving(store: &dyn Store) {
+    first_generation(store);
+    {
+        let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+        w.add(vec![new("z.md", 0, "half written", [1.0, 0.0])]).unwrap();
+        // dropped without commit, like a crash
+    }
+    let index = store.open("s").unwrap().unwrap();
+    assert_eq!(index.meta().generation, 1);
+    assert!(sources(index.as_ref(), "half").is_empty());
+    // The next writer cleans up and continues.
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    w.keep("a.md").unwrap();
+    let m = w.commit(manifest(&[("a.md", DocType::General)])).unwrap();
+    assert_eq!(m.generation, 2);
+}
+
+pub fn changed_settings_start_fresh(store: &dyn Store) {
+    first_generation(store);
+    let mut w = store.begin("s", meta(None)).unwrap();
+    assert!(w.keep("a.md").is_err(), "cannot keep across a model change");
+    w.add(vec![NewChunk { chunk: chunk("a.md", 0, "lexical only now"), vector: None, visibility: 0.0 }]).unwrap();
+    w.commit(manifest(&[("a.md", DocType::General)])).unwrap();
+    let index = store.open("s").unwrap().unwrap();
+    assert_eq!(index.len(), 1);
+    assert!(index.mean_visibility().is_none());
+    assert!(index.dense(&[1.0, 0.0], 5, &Filter::none()).unwrap().is_empty());
+    assert!(index.chunks_of("a.md")[0].id >= 3, "ids are never reused");
+}
+
+pub fn one_writer_at_a_time(store: &dyn Store) {
+    let _w = store.begin("s", meta(None)).unwrap();
+    assert!(matches!(store.begin("s", meta(None)), Err(StoreError::Locked(_))));
+}
+
+pub fn import_keeps_ids(store: &dyn Store) {
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    let mut a = new("a.md", 0, "imported with its id", [1.0, 0.0]);
+    a.chunk.id = 41;
+    let mut b = new("b.md", 0, "another imported chunk", [0.0, 1.0]);
+    b.chunk.id = 7;
+    w.import(vec![a, b]).unwrap();
+    let m = w.commit(manifest(&[("a.md", DocType::General), ("b.md", DocType::General)])).unwrap();
+    assert_eq!(m.next_chunk_id, 42);
+    let index = store.open("s").unwrap().unwrap();
+    assert_eq!(index.chunk(41).unwrap().source, "a.md");
+    assert_eq!(index.chunk(7).unwrap().source, "b.md");
+    assert_eq!(index.vector(7).unwrap().0, vec![0.0, 1.0]);
+    // The sequence continues after the largest imported id.
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    w.keep("a.md").unwrap();
+    w.add(vec![new("c.md", 0, "added after the import", [0.6, 0.8])]).unwrap();
+    w.commit(manifest(&[("a.md", DocType::General), ("c.md", DocType::General)])).unwrap();
+    let index = store.open("s").unwrap().unwrap();
+    assert_eq!(index.chunks_of("c.md")[0].id, 42);
+    assert!(index.chunks_of("b.md").is_empty());
+    assert_eq!(index.len(), 2);
+}
+
+pub fn remove_forgets_a_skill(store: &dyn Store) {
+    first_generation(store);
+    assert_eq!(store.generation("s").unwrap(), Some(1));
+    store.remove("s").unwrap();
+    assert!(store.open("s").unwrap().is_none());
+    assert_eq!(store.generation("s").unwrap(), None);
+    assert!(store.skills().unwrap().is_empty());
+    // Indexing again starts over.
+    first_generation(store);
+}
+
+/// Importing the same ids again (a second `migrate` into the same store) replaces the generation.
+pub fn reimport_replaces_the_generation(store: &dyn Store) {
+    for text in ["first copy", "second copy"] {
+        let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+        let mut a = new("a.md", 0, text, [1.0, 0.0]);
+        a.chunk.id = 3;
+        w.import(vec![a]).unwrap();
+        w.commit(manifest(&[("a.md", DocType::General)])).unwrap();
+    }
+    let index = store.open("s").unwrap().unwrap();
+    assert_eq!(index.len(), 1);
+    assert_eq!(index.chunk(3).unwrap().text, "second copy");
+    assert_eq!(sources(index.as_ref(), "second"), vec!["a.md"]);
+    assert!(sources(index.as_ref(), "first").is_empty());
+}
