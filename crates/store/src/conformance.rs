@@ -3,6 +3,34 @@
 //! (`scripts/test` starts one).
 
 use crate::{FileEntry, Filter, IndexMeta, Manifest, NewChunk, SkillIndex, Store, StoreError};
+
+/// One `#[test]` per conformance test. `$open` makes a fresh store for a test name and returns
+/// it with whatever must live as long as it (a temp folder, a database schema), or `None` to
+/// skip (no server to test against).
+macro_rules! conformance_tests {
+    ($open:expr) => {
+        $crate::conformance::conformance_tests!(
+            @each $open;
+            writes_and_searches_a_generation,
+            filters_apply_to_both_lists,
+            incremental_generation_keeps_changes_and_deletes,
+            abandoned_writer_leaves_current_generation_serving,
+            changed_settings_start_fresh,
+            one_writer_at_a_time,
+            import_keeps_ids,
+            remove_forgets_a_skill,
+            reimport_replaces_the_generation,
+        );
+    };
+    (@each $open:expr; $($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let Some((_alive, store)) = ($open)(stringify!($name)) else { return };
+            $crate::conformance::$name(store.as_ref());
+        }
+    )*};
+}
+pub(crate) use conformance_tests;
 use skillrag_core::{Chunk, DocType, Tier};
 
 pub fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {

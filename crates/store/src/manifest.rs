@@ -45,6 +45,28 @@ impl IndexMeta {
         }
     }
 
+    /// The vector a new chunk brings, checked against this index: required with a model, of
+    /// the model's dimension; ignored in a lexical-only index.
+    pub(crate) fn checked_vector(&self, vector: Option<Vec<f32>>) -> Result<Option<Vec<f32>>, crate::StoreError> {
+        match (vector, self.model_id.is_some()) {
+            (Some(v), true) if v.len() == self.dim => Ok(Some(v)),
+            (Some(v), true) => Err(crate::StoreError::Dimension { expected: self.dim, got: v.len() }),
+            (None, true) => Err(crate::StoreError::Invalid("this index stores vectors; the chunk has none".into())),
+            (_, false) => Ok(None),
+        }
+    }
+
+    /// Numbers a chunk added to this generation: the next id of the skill's sequence, or, when
+    /// `keep_id` (a copy from another store), its own id, with the sequence moved past it.
+    pub(crate) fn number(&mut self, chunk: &mut skillrag_core::Chunk, keep_id: bool) {
+        if keep_id {
+            self.next_chunk_id = self.next_chunk_id.max(chunk.id + 1);
+        } else {
+            chunk.id = self.next_chunk_id;
+            self.next_chunk_id += 1;
+        }
+    }
+
     /// Why `self` (the stored generation) cannot be extended by a run with `wanted` settings,
     /// or `None` when it can.
     pub fn rebuild_reason(&self, wanted: &IndexMeta) -> Option<String> {

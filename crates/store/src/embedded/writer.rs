@@ -103,10 +103,6 @@ impl EmbeddedWriter {
         })
     }
 
-    fn has_vectors(&self) -> bool {
-        self.meta.model_id.is_some()
-    }
-
     /// Adds chunks; `assign_ids` continues the skill's id sequence, otherwise they keep theirs.
     fn write(&mut self, chunks: Vec<NewChunk>, assign_ids: bool) -> Result<(), StoreError> {
         for new in chunks {
@@ -114,28 +110,16 @@ impl EmbeddedWriter {
             if self.kept.contains(&chunk.source) {
                 return Err(StoreError::Invalid(format!("`{}` was kept and cannot also be added", chunk.source)));
             }
-            match (&new.vector, self.has_vectors()) {
-                (Some(v), true) if v.len() == self.meta.dim => {
-                    self.vectors.data.extend_from_slice(v);
-                    self.vectors.visibility.push(new.visibility);
-                }
-                (Some(v), true) => return Err(StoreError::Dimension { expected: self.meta.dim, got: v.len() }),
-                (None, true) => {
-                    return Err(StoreError::Invalid("this index stores vectors; the chunk has none".into()))
-                }
-                (_, false) => {}
+            if let Some(v) = self.meta.checked_vector(new.vector)? {
+                self.vectors.data.extend_from_slice(&v);
+                self.vectors.visibility.push(new.visibility);
             }
             // A changed file's old chunks leave the continued BM25 index before its new ones arrive
             // (tantivy deletes only documents added before the delete).
             if self.lexical_continued && self.deleted.insert(chunk.source.clone()) {
                 self.lexical.delete_source(&chunk.source);
             }
-            if assign_ids {
-                chunk.id = self.meta.next_chunk_id;
-                self.meta.next_chunk_id += 1;
-            } else {
-                self.meta.next_chunk_id = self.meta.next_chunk_id.max(chunk.id + 1);
-            }
+            self.meta.number(&mut chunk, !assign_ids);
             chunk.skill = self.skill.clone();
             self.lexical.add(chunk.id, &chunk.source, &chunk.indexed_text())?;
             self.chunks.push(chunk);

@@ -60,28 +60,11 @@ impl Drop for Scratch {
     }
 }
 
-/// Runs the store conformance suite on a fresh schema.
-macro_rules! conformance {
-    ($($name:ident),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            let Some(scratch) = Scratch::new(stringify!($name)) else { return };
-            conformance::$name(&scratch.store());
-        }
-    )*};
-}
-
-conformance!(
-    writes_and_searches_a_generation,
-    filters_apply_to_both_lists,
-    incremental_generation_keeps_changes_and_deletes,
-    abandoned_writer_leaves_current_generation_serving,
-    changed_settings_start_fresh,
-    one_writer_at_a_time,
-    import_keeps_ids,
-    remove_forgets_a_skill,
-    reimport_replaces_the_generation,
-);
+conformance::conformance_tests!(|name: &str| {
+    let scratch = Scratch::new(name)?;
+    let store: Box<dyn Store> = Box::new(scratch.store());
+    Some((scratch, store))
+});
 
 /// The same corpus in both stores gives the same BM25 ranking with the same scores, and the
 /// same dense ranking.

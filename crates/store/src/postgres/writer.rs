@@ -127,20 +127,8 @@ impl PgWriter {
             if self.kept.contains(&chunk.source) {
                 return Err(StoreError::Invalid(format!("`{}` was kept and cannot also be added", chunk.source)));
             }
-            let vector = match (new.vector, has_vectors) {
-                (Some(v), true) if v.len() == self.meta.dim => Some(Vector::from(v)),
-                (Some(v), true) => return Err(StoreError::Dimension { expected: self.meta.dim, got: v.len() }),
-                (None, true) => {
-                    return Err(StoreError::Invalid("this index stores vectors; the chunk has none".into()))
-                }
-                (_, false) => None,
-            };
-            if assign_ids {
-                chunk.id = self.meta.next_chunk_id;
-                self.meta.next_chunk_id += 1;
-            } else {
-                self.meta.next_chunk_id = self.meta.next_chunk_id.max(chunk.id + 1);
-            }
+            let vector = self.meta.checked_vector(new.vector)?.map(Vector::from);
+            self.meta.number(&mut chunk, !assign_ids);
             chunk.skill = self.skill.clone();
             let (terms, tfs, tokens) = term_frequencies(&chunk.indexed_text());
             let len = quantized_length(tokens);
