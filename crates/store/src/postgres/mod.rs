@@ -228,7 +228,13 @@ impl r2d2::CustomizeConnection<Client, postgres::Error> for SessionSettings {
         // Iterative scans keep an HNSW scan going when the generation filter drops rows, so a
         // filtered search still returns `limit` rows (pgvector ≥ 0.8; older versions ignore it
         // with a warning through the unknown-setting path, so it is set leniently).
-        conn.batch_execute(&format!("SET hnsw.ef_search = {}", self.ef_search))?;
+        // Only raised: a larger value set on the database or role (`ALTER ROLE … SET
+        // hnsw.ef_search = 200`) is kept, for more recall on large skills.
+        conn.batch_execute(&format!(
+            "SELECT set_config('hnsw.ef_search', '{ef}', false)
+             WHERE coalesce(nullif(current_setting('hnsw.ef_search', true), ''), '0')::int < {ef}",
+            ef = self.ef_search
+        ))?;
         let _ = conn.batch_execute("SET hnsw.iterative_scan = relaxed_order");
         Ok(())
     }
