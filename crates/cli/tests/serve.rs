@@ -508,6 +508,15 @@ fn web_page_in_headless_chromium() {
     }
 }
 
+/// Polls `done` every 300 ms for up to a minute.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
 /// Stateless serving on PostgreSQL: two `skillrag serve` replicas over one database answer
 /// alike, a re-index through one is served by the other after commit, and a replica on a hot
 /// standby serves reads and refuses to index with a clear message.
@@ -544,15 +553,11 @@ fn replicas_share_one_postgres_database() {
     let (status, job) = one.post_json("/v1/index", json!({"skills": ["router-faq"]}));
     assert_eq!(status, 202, "{job}");
     let search = json!({"query": "blinking purple light quarantine", "skills": ["router-faq"], "k": 1});
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, found) = two.post_json("/v1/search", search.clone());
-        if found["hits"][0]["source"] == "knowledge/purple-light.md" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "replica two never served the new generation: {found}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    let serves_new_note = |server: &Server| {
+        let (_, found) = server.post_json("/v1/search", search.clone());
+        found["hits"][0]["source"] == "knowledge/purple-light.md"
+    };
+    wait_until("replica two serves the new generation", || serves_new_note(&two));
 
     // A replica on the hot standby serves what was replicated and refuses to index.
     let Ok(standby) = std::env::var("SKILLRAG_TEST_POSTGRES_STANDBY") else { return };
@@ -561,15 +566,7 @@ fn replicas_share_one_postgres_database() {
     common::copy_dir(b.path(), c.path());
     std::fs::write(c.path().join(".env"), format!("SKILLRAG_STORE={}\n", url.replacen(&primary, &standby, 1))).unwrap();
     let three = Server::start(c.path(), &[], &[]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, found) = three.post_json("/v1/search", search.clone());
-        if found["hits"][0]["source"] == "knowledge/purple-light.md" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the standby replica never served the replicated generation: {found}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    wait_until("the standby replica serves the replicated generation", || serves_new_note(&three));
     let (status, answer) = three.post_json("/v1/ask", json!({"query": ROUTER_QUESTION}));
     assert_eq!(status, 200, "{answer}");
     assert!(answer["refusal"].is_null(), "{answer}");

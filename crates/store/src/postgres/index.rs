@@ -2,7 +2,7 @@
 //! BM25 statistics are loaded when it opens; chunks and vectors are read on demand, so a
 //! replica opens a million-chunk skill at once and holds little memory.
 
-use super::{db_error, partition, quote_literal, Conn, PostgresStore, VISIBLE};
+use super::{db_error, partition, quote_literal, visible_in, Conn, Connections, PostgresStore};
 use crate::{Filter, IndexMeta, Manifest, NewChunk, Scored, SkillIndex, StoreError};
 use pgvector::Vector;
 use skillrag_core::{Chunk, ChunkId};
@@ -17,11 +17,12 @@ const B: f64 = 0.75;
 const COMMON_SHARE: f64 = 0.05;
 
 pub struct PgSkillIndex {
-    pool: super::Pool,
-    url: String,
+    db: Connections,
     skill: String,
     table: String,
-    generation: i64,
+    /// This generation's rows of this skill, as a condition; the skill is named too, so that
+    /// Citus routes a query to one shard. Built once: every query uses it.
+    visible: String,
     meta: IndexMeta,
     manifest: Manifest,
     chunk_count: u64,
@@ -53,11 +54,10 @@ impl PgSkillIndex {
         let chunk_count = row.get::<_, i64>(4).max(0) as u64;
         let token_count = row.get::<_, i64>(5).max(0) as f64;
         Ok(Some(PgSkillIndex {
-            pool: store.pool.clone(),
-            url: store.url.clone(),
+            db: store.db.clone(),
             skill: skill.to_string(),
             table: partition(part),
-            generation: row.get(1),
+            visible: format!("skill = {} AND {}", quote_literal(skill), visible_in(row.get(1))),
             meta,
             manifest,
             chunk_count,
@@ -68,16 +68,12 @@ impl PgSkillIndex {
     }
 
     fn conn(&self) -> Result<Conn, StoreError> {
-        self.pool
-            .get()
-            .map_err(|e| StoreError::Unavailable(format!("no PostgreSQL connection available from {}: {e}", self.url)))
+        self.db.get()
     }
 
-    /// `sql` with `{t}` → the partition, `{visible}` → this generation's rows of this skill
-    /// (the skill named too, so that Citus routes the query to one shard).
+    /// `sql` with `{t}` → the partition and `{visible}` → this generation's rows of this skill.
     fn sql(&self, sql: &str) -> String {
-        let visible = format!("skill = {} AND {VISIBLE}", quote_literal(&self.skill));
-        sql.replace("{t}", &self.table).replace("{visible}", &visible).replace("$g", &self.generation.to_string())
+        sql.replace("{t}", &self.table).replace("{visible}", &self.visible)
     }
 
     fn context(&self, what: &str) -> String {

@@ -98,19 +98,59 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// The store on PostgreSQL with pgvector, selected by `store = "postgres://…"`.
-pub struct PostgresStore {
-    pool: Pool,
-    config: postgres::Config,
+/// The connection pool, shared by the store and the generations it opens.
+#[derive(Clone)]
+pub(crate) struct Connections {
+    pool: Arc<ClosedOffThread>,
     /// For messages: the URL without its password.
     url: String,
+}
+
+/// Owns the pool and closes its connections on a thread of its own. Closing a `postgres`
+/// connection blocks on its runtime, which panics on an async executor thread — and the last
+/// holder of a served generation is often dropped there (the server swaps generations while
+/// requests still finish on the old one).
+struct ClosedOffThread(Option<Pool>);
+
+impl Drop for ClosedOffThread {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            std::thread::spawn(move || drop(pool));
+        }
+    }
+}
+
+impl Connections {
+    fn pool(&self) -> &Pool {
+        // Always Some until dropped.
+        self.pool.0.as_ref().expect("pool present until drop")
+    }
+
+    /// A pooled connection; waits at most the pool's timeout, so a busy pool is an error, not a hang.
+    pub(crate) fn get(&self) -> Result<Conn, StoreError> {
+        let pool = self.pool();
+        pool.get().map_err(|e| {
+            StoreError::Unavailable(format!(
+                "no PostgreSQL connection available from {} within {:?} (pool of {}): {e}",
+                self.url,
+                pool.connection_timeout(),
+                pool.max_size()
+            ))
+        })
+    }
+}
+
+/// The store on PostgreSQL with pgvector, selected by `store = "postgres://…"`.
+pub struct PostgresStore {
+    db: Connections,
+    config: postgres::Config,
     /// A hot standby: reads work, writes are refused up front with a clear message.
     read_only: bool,
 }
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresStore").field("url", &self.url).field("read_only", &self.read_only).finish()
+        f.debug_struct("PostgresStore").field("url", &self.db.url).field("read_only", &self.read_only).finish()
     }
 }
 
@@ -128,7 +168,9 @@ pub(crate) fn db_error(context: &str, e: postgres::Error) -> StoreError {
         let detail = db.detail().map(|d| format!(" ({d})")).unwrap_or_default();
         return StoreError::Database(format!("{context}: {}{detail}", db.message()));
     }
-    if e.is_closed() || e.to_string().contains("connect") || e.to_string().contains("connection") {
+    // No database answer at all: the connection is closed, or the socket failed (an I/O error).
+    let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    if e.is_closed() || io {
         return StoreError::Unavailable(format!("{context}: PostgreSQL connection lost: {e}"));
     }
     StoreError::Database(format!("{context}: {e}"))
@@ -160,19 +202,23 @@ impl PostgresStore {
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build(manager)
             .map_err(|e| StoreError::Unavailable(format!("cannot connect to PostgreSQL at {shown}: {e}")))?;
-        let mut store = PostgresStore { pool, config, url: shown, read_only: false };
+        let mut store = PostgresStore {
+            db: Connections { pool: Arc::new(ClosedOffThread(Some(pool))), url: shown },
+            config,
+            read_only: false,
+        };
         let mut conn = store.conn()?;
         let row = conn
             .query_one("SELECT pg_is_in_recovery()", &[])
             .map_err(|e| db_error("checking for a read replica", e))?;
         store.read_only = row.get(0);
-        schema_check(&mut conn, store.read_only, &store.url)?;
+        schema_check(&mut conn, store.read_only, &store.db.url)?;
         drop(conn);
         Ok(store)
     }
 
     pub fn url(&self) -> &str {
-        &self.url
+        &self.db.url
     }
 
     pub fn is_read_only(&self) -> bool {
@@ -180,21 +226,14 @@ impl PostgresStore {
     }
 
     pub(crate) fn conn(&self) -> Result<Conn, StoreError> {
-        self.pool.get().map_err(|e| {
-            StoreError::Unavailable(format!(
-                "no PostgreSQL connection available from {} within {:?} (pool of {}): {e}",
-                self.url,
-                self.pool.connection_timeout(),
-                self.pool.max_size()
-            ))
-        })
+        self.db.get()
     }
 
     /// A dedicated connection outside the pool, for a writer's long transaction.
     fn dedicated(&self) -> Result<Client, StoreError> {
         self.config
             .connect(NoTls)
-            .map_err(|e| StoreError::Unavailable(format!("cannot connect to PostgreSQL at {}: {e}", self.url)))
+            .map_err(|e| StoreError::Unavailable(format!("cannot connect to PostgreSQL at {}: {e}", self.db.url)))
     }
 
     fn refuse_writes(&self, what: &str) -> Result<(), StoreError> {
@@ -202,7 +241,7 @@ impl PostgresStore {
             return Err(StoreError::ReadOnly(format!(
                 "cannot {what}: {} is a read-only replica (hot standby); run `skillrag index` against the \
                  primary, and this server serves the new generation once it has replicated",
-                self.url
+                self.db.url
             )));
         }
         Ok(())
@@ -376,9 +415,11 @@ pub(crate) fn hnsw_index(part: i64, dim: usize) -> String {
     format!("skillrag_chunks_p{part}_hnsw{dim}")
 }
 
-/// Visibility of a row in generation `$g`. A chunk id is unique within one generation; the
-/// same id may live in two rows of different generations (a re-import of a skill's ids).
-pub(crate) const VISIBLE: &str = "born <= $g AND (died IS NULL OR died > $g)";
+/// The condition for rows visible in `generation`. A chunk id is unique within one generation;
+/// the same id may live in two rows of different generations (a re-import of a skill's ids).
+pub(crate) fn visible_in(generation: i64) -> String {
+    format!("born <= {generation} AND (died IS NULL OR died > {generation})")
+}
 
 impl Store for PostgresStore {
     fn open(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, StoreError> {

@@ -4,8 +4,9 @@
 
 use super::*;
 use crate::conformance::{self, first_generation, manifest, meta, new, terms};
-use crate::{EmbeddedStore, Filter, NewChunk};
+use crate::{EmbeddedStore, Filter, NewChunk, SkillIndex};
 use skillrag_core::DocType;
+use std::sync::Arc;
 
 /// The server to test against. Without one the tests are skipped, unless
 /// `SKILLRAG_TEST_REQUIRE_POSTGRES` is set (`scripts/test` sets it), which makes that a failure.
@@ -66,14 +67,31 @@ conformance::conformance_tests!(|name: &str| {
     Some((scratch, store))
 });
 
+/// A skill's index on PostgreSQL and in the embedded store.
+type Pair = (Arc<dyn SkillIndex>, Arc<dyn SkillIndex>);
+
+/// The same chunks (chunk `i` is the whole of source `d{i}.md`) published on PostgreSQL and in
+/// an embedded store; the two opened indexes, with the scratch schema and folder they live in.
+fn on_both(name: &str, model: Option<&str>, chunks: Vec<NewChunk>) -> Option<(Scratch, tempfile::TempDir, Pair)> {
+    let scratch = Scratch::new(name)?;
+    let pg = scratch.store();
+    let tmp = tempfile::tempdir().unwrap();
+    let embedded = EmbeddedStore::new(tmp.path());
+    let sources: Vec<String> = (0..chunks.len()).map(|i| format!("d{i}.md")).collect();
+    let refs: Vec<(&str, DocType)> = sources.iter().map(|s| (s.as_str(), DocType::General)).collect();
+    for store in [&pg as &dyn Store, &embedded] {
+        let mut w = store.begin("s", meta(model)).unwrap();
+        w.add(chunks.clone()).unwrap();
+        w.commit(manifest(&refs)).unwrap();
+    }
+    let (a, b) = (pg.open("s").unwrap().unwrap(), embedded.open("s").unwrap().unwrap());
+    Some((scratch, tmp, (a, b)))
+}
+
 /// The same corpus in both stores gives the same BM25 ranking with the same scores, and the
 /// same dense ranking.
 #[test]
 fn bm25_and_dense_agree_with_the_embedded_store() {
-    let Some(scratch) = Scratch::new("parity") else { return };
-    let pg = scratch.store();
-    let tmp = tempfile::tempdir().unwrap();
-    let embedded = EmbeddedStore::new(tmp.path());
     let texts = [
         "用人单位自用工之日起即与劳动者建立劳动关系，应当订立书面劳动合同。",
         "劳动合同期限三个月以上不满一年的，试用期不得超过一个月。",
@@ -82,23 +100,15 @@ fn bm25_and_dense_agree_with_the_embedded_store() {
         "Wash your hands often; the virus spreads by droplets and by hands.",
         "How do I reset my password? Open settings, then security, then reset the password.",
     ];
-    for store in [&pg as &dyn Store, &embedded] {
-        let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
-        let chunks = texts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let angle = i as f32 * 0.3;
-                new(&format!("d{i}.md"), 0, t, [angle.cos(), angle.sin()])
-            })
-            .collect();
-        w.add(chunks).unwrap();
-        let sources: Vec<(String, DocType)> =
-            (0..texts.len()).map(|i| (format!("d{i}.md"), DocType::General)).collect();
-        let refs: Vec<(&str, DocType)> = sources.iter().map(|(s, d)| (s.as_str(), *d)).collect();
-        w.commit(manifest(&refs)).unwrap();
-    }
-    let (a, b) = (pg.open("s").unwrap().unwrap(), embedded.open("s").unwrap().unwrap());
+    let chunks = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let angle = i as f32 * 0.3;
+            new(&format!("d{i}.md"), 0, t, [angle.cos(), angle.sin()])
+        })
+        .collect();
+    let Some((_scratch, _tmp, (a, b))) = on_both("parity", Some("m@1"), chunks) else { return };
     for q in ["试用期 解除劳动合同", "劳动关系", "virus hands", "reset password settings", "nothing matches this"]
     {
         let (x, y) =
@@ -213,10 +223,6 @@ fn lengths_round_like_tantivy() {
 /// they cannot reach the top k) ranks exactly like the embedded store's full evaluation.
 #[test]
 fn pruned_bm25_matches_the_embedded_store() {
-    let Some(scratch) = Scratch::new("pruning") else { return };
-    let pg = scratch.store();
-    let tmp = tempfile::tempdir().unwrap();
-    let embedded = EmbeddedStore::new(tmp.path());
     let text = |i: usize| {
         let mut t = format!("common words everywhere, report {i}, station weather rain.");
         if i.is_multiple_of(40) {
@@ -227,23 +233,14 @@ fn pruned_bm25_matches_the_embedded_store() {
         }
         t
     };
-    for store in [&pg as &dyn Store, &embedded] {
-        let mut w = store.begin("s", meta(None)).unwrap();
-        w.add(
-            (0..120)
-                .map(|i| NewChunk {
-                    chunk: conformance::chunk(&format!("d{i}.md"), 0, &text(i)),
-                    vector: None,
-                    visibility: 0.0,
-                })
-                .collect(),
-        )
-        .unwrap();
-        let sources: Vec<String> = (0..120).map(|i| format!("d{i}.md")).collect();
-        let refs: Vec<(&str, DocType)> = sources.iter().map(|s| (s.as_str(), DocType::General)).collect();
-        w.commit(manifest(&refs)).unwrap();
-    }
-    let (a, b) = (pg.open("s").unwrap().unwrap(), embedded.open("s").unwrap().unwrap());
+    let chunks = (0..120)
+        .map(|i| NewChunk {
+            chunk: conformance::chunk(&format!("d{i}.md"), 0, &text(i)),
+            vector: None,
+            visibility: 0.0,
+        })
+        .collect();
+    let Some((_scratch, _tmp, (a, b))) = on_both("pruning", None, chunks) else { return };
     for q in ["rare eclipse rain", "eclipse weather", "rain station", "eclipse"] {
         for k in [1, 3, 10, 200] {
             let (x, y) =

@@ -1,7 +1,8 @@
 //! Writing the next generation of one skill in one transaction on a dedicated connection.
 //! Dropping the writer closes the connection, and PostgreSQL rolls everything back.
 
-use super::{db_error, hnsw_index, partition, quote_literal, PostgresStore, LOCK_KEY, VISIBLE};
+use super::visible_in;
+use super::{db_error, hnsw_index, partition, quote_literal, PostgresStore, LOCK_KEY};
 use crate::{IndexMeta, IndexWriter, Manifest, NewChunk, StoreError};
 use pgvector::Vector;
 use postgres::binary_copy::BinaryCopyInWriter;
@@ -215,8 +216,11 @@ impl IndexWriter for PgWriter {
         if !self.kept.insert(source.to_string()) {
             return Ok(0);
         }
-        let sql = format!("SELECT count(*) FROM {} WHERE source = $1 AND {VISIBLE}", self.table)
-            .replace("$g", &self.previous_generation().to_string());
+        let sql = format!(
+            "SELECT count(*) FROM {} WHERE source = $1 AND {}",
+            self.table,
+            visible_in(self.previous_generation())
+        );
         let context = self.context("keeping a source");
         let n: i64 = self.client.query_one(&sql, &[&source]).map_err(|e| db_error(&context, e))?.get(0);
         Ok(n.max(0) as usize)
@@ -265,10 +269,10 @@ impl IndexWriter for PgWriter {
             .client
             .query_one(
                 &format!(
-                    "SELECT count(*), coalesce(sum(tokens), 0)::bigint, avg(visibility)::real FROM {} WHERE {VISIBLE}",
-                    self.table
-                )
-                .replace("$g", &g.to_string()),
+                    "SELECT count(*), coalesce(sum(tokens), 0)::bigint, avg(visibility)::real FROM {} WHERE {}",
+                    self.table,
+                    visible_in(g)
+                ),
                 &[],
             )
             .map_err(err)?;
