@@ -1,0 +1,1 @@
+//! Server-sent events (placeholder).
