@@ -190,6 +190,34 @@ pub struct Answer {
     /// Problems the user should fix (an index built with another embedding model…).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How the LLM wrote the answer, when one is configured and was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<GenerationInfo>,
+}
+
+/// The LLM's part in an answer: speed, and what the citation check did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationInfo {
+    /// `openai:MODEL@URL` or `gguf:FILE`.
+    pub model: String,
+    pub prompt_tokens: usize,
+    pub completion_tokens: usize,
+    pub first_token_ms: f64,
+    pub tokens_per_second: f64,
+    /// Sentences of the model's answer, and how many of them their cited passage supports.
+    pub sentences: usize,
+    pub supported: usize,
+    /// Sentences left out because no retrieved passage supports them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<String>,
+    /// Citations that pointed at no passage and were removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_citations: Vec<usize>,
+    /// Why the extractive answer was given instead of the model's (an LLM error, or no
+    /// supported sentence); `null` when the model's answer was used.
+    pub fallback: Option<String>,
+    /// The model's answer as written, before the check.
+    pub raw: String,
 }
 
 impl Answer {
@@ -216,6 +244,7 @@ impl Answer {
             queries: vec![],
             context: Default::default(),
             warnings: vec![],
+            generation: None,
         }
     }
 }

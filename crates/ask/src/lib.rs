@@ -12,24 +12,29 @@ pub mod evidence;
 mod extract;
 pub mod gaps;
 pub mod gate;
+pub mod generate;
+pub mod llm;
 mod retrieve;
 pub mod route;
 mod tune;
 
-pub use answer::{Answer, Candidate, Citation, Context, Decision, Refusal, RefusalKind, Route};
+pub use answer::{Answer, Candidate, Citation, Context, Decision, GenerationInfo, Refusal, RefusalKind, Route};
 pub use conversation::Conversation;
 pub use gaps::{Gap, GapLog, GapRecord};
 pub use tune::{read_labelled, LabelledQuestion, TuneError};
 
 use evidence::TermStats;
+use generate::Fallback;
 use route::model::RouterModel;
 use route::profile::SkillProfile;
 use route::{Dispatcher, Probe, Question};
 use skillrag_core::{Hit, Language};
 use skillrag_engine::{Engine, EngineError, SearchOptions};
+use skillrag_generate::Generator;
 use skillrag_store::hybrid::Mode;
 use skillrag_store::EmbeddingCache;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +45,9 @@ pub enum AskError {
     Empty,
     #[error(transparent)]
     Tune(#[from] TuneError),
+    /// The configured LLM cannot be set up (a missing GGUF file, a bad URL).
+    #[error("LLM: {0}")]
+    Llm(#[from] skillrag_generate::GenerateError),
 }
 
 /// Per-question options.
@@ -70,12 +78,21 @@ pub struct Assistant {
     labelled: Vec<LabelledQuestion>,
     /// Where `not_found` and `out_of_scope` questions are logged; `None` = not logged.
     gaps: Option<GapLog>,
+    /// Writes answers from the context; `None` = extractive answers.
+    generator: Option<Arc<dyn Generator>>,
 }
 
 impl Assistant {
     /// Builds the skill profiles and loads the fitted router (fitting it from the skills' examples
     /// when it is missing or the skills, settings or indexes changed).
     pub fn open(engine: Engine) -> Result<Assistant, AskError> {
+        let generator = llm::open_generator(&engine)?;
+        Assistant::open_with(engine, generator)
+    }
+
+    /// [`Assistant::open`] with an LLM already loaded (or none): a server reopening the project
+    /// on a new index generation keeps its model.
+    pub fn open_with(engine: Engine, generator: Option<Arc<dyn Generator>>) -> Result<Assistant, AskError> {
         let mut profiles: Vec<SkillProfile> = engine.skills().iter().map(SkillProfile::new).collect();
         if let Some(embedder) = engine.embedder()? {
             let state = engine.project.state_dir().join("cache/embeddings");
@@ -89,7 +106,8 @@ impl Assistant {
         }
         let dispatcher = Dispatcher { profiles };
         let gaps = engine.project.config.ask.gaps.then(|| GapLog::new(&engine.project.state_dir()));
-        let mut assistant = Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new(), gaps };
+        let mut assistant =
+            Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new(), gaps, generator };
         let (model, labelled) = tune::load_or_fit(&assistant)?;
         assistant.model = model;
         assistant.labelled = labelled;
@@ -100,6 +118,17 @@ impl Assistant {
     pub fn without_gap_log(mut self) -> Assistant {
         self.gaps = None;
         self
+    }
+
+    /// Answers extractively even when an LLM is configured.
+    pub fn without_llm(mut self) -> Assistant {
+        self.generator = None;
+        self
+    }
+
+    /// The LLM that writes answers, when one is configured.
+    pub fn generator(&self) -> Option<&Arc<dyn Generator>> {
+        self.generator.as_ref()
     }
 
     /// The log of unanswered questions, when logging is on.
@@ -212,6 +241,18 @@ impl Assistant {
         text: &str,
         options: &AskOptions,
         conversation: Option<&Conversation>,
+    ) -> Result<Answer, AskError> {
+        self.ask_streaming(text, options, conversation, None)
+    }
+
+    /// [`Assistant::ask_in`], handing the LLM's answer to `on_text` as its sentences pass the
+    /// citation check (nothing is streamed for an extractive answer or a refusal).
+    pub fn ask_streaming(
+        &self,
+        text: &str,
+        options: &AskOptions,
+        conversation: Option<&Conversation>,
+        on_text: Option<generate::OnText<'_>>,
     ) -> Result<Answer, AskError> {
         let started = Instant::now();
         let text = normalize_question(text)?;
@@ -350,13 +391,45 @@ impl Assistant {
             return Ok(self.finish(answer, started));
         }
 
-        // Compile the context and answer extractively.
+        // Compile the context; the LLM writes the answer from it, or it is extracted.
         let generate_started = Instant::now();
         answer.context =
             compile::compile(&answer.hits, context_k.max(1), config.per_source.max(1), config.context_chars);
         let (text, citations) = extract::extract(&question, &stats, &answer.context);
         answer.answer = text;
         answer.citations = citations;
+        if let Some(generator) = &self.generator {
+            let skill = self.engine.skill(&route.skills[0])?;
+            let llm = &self.engine.project.config.llm;
+            let settings = generate::Settings {
+                max_tokens: llm.max_tokens,
+                temperature: llm.temperature,
+                judge: llm.judge,
+                min_support: llm.min_support,
+            };
+            let messages = generate::prompt(skill, &answer.context, &answer.query, question.language, llm.judge);
+            match generate::write(generator.as_ref(), messages, &answer.context, &settings, chinese, on_text) {
+                Ok(written) if written.judged_not_found => {
+                    answer.generation = Some(written.info);
+                    answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
+                }
+                Ok(written) => {
+                    answer.answer = written.text;
+                    answer.citations = written.citations;
+                    answer.generation = Some(written.info);
+                }
+                Err(fallback) => {
+                    let Fallback { reason, mut info } = *fallback;
+                    answer.warnings.push(if chinese {
+                        format!("大模型未能回答（{reason}），以下为从知识库摘取的答案。")
+                    } else {
+                        format!("The LLM could not answer ({reason}); this is the extractive answer.")
+                    });
+                    info.fallback = Some(reason);
+                    answer.generation = Some(info);
+                }
+            }
+        }
         answer.timings_ms.generate = ms(generate_started);
         Ok(self.finish(answer, started))
     }

@@ -259,6 +259,9 @@ pub struct AskArgs {
     /// Also print the retrieved hits with their scores.
     #[arg(long)]
     pub hits: bool,
+    /// Answer extractively even when an LLM is configured ([llm] in skillrag.toml).
+    #[arg(long)]
+    pub no_llm: bool,
 }
 
 #[derive(Args, Debug)]
@@ -266,6 +269,9 @@ pub struct ChatArgs {
     /// Start with this skill fixed (change with /skill NAME, back to routing with /auto).
     #[arg(long, short = 's')]
     pub skill: Option<String>,
+    /// Answer extractively even when an LLM is configured.
+    #[arg(long)]
+    pub no_llm: bool,
 }
 
 #[derive(Args, Debug)]
@@ -273,6 +279,9 @@ pub struct BatchArgs {
     /// Answer every question from this skill only.
     #[arg(long, short = 's')]
     pub skill: Option<String>,
+    /// Answer extractively even when an LLM is configured.
+    #[arg(long)]
+    pub no_llm: bool,
 }
 
 #[derive(Args, Debug)]

@@ -24,7 +24,54 @@ pub struct Config {
     pub embed: EmbedConfig,
     pub retrieval: RetrievalConfig,
     pub ask: AskConfig,
+    pub llm: LlmConfig,
     pub serve: ServeConfig,
+}
+
+/// The LLM that writes answers from the compiled context (DESIGN.md §4.8). Neither `base_url`
+/// nor `gguf` set → extractive answers, no LLM. The API key comes from the environment only
+/// (`SKILLRAG_LLM_API_KEY`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// An OpenAI-compatible API root (`https://api.deepseek.com/v1`, `http://127.0.0.1:11434/v1`).
+    pub base_url: String,
+    /// The model name sent to that API.
+    pub model: String,
+    /// A local GGUF model file run in-process (used when `base_url` is empty).
+    pub gguf: String,
+    /// Most tokens in one answer.
+    pub max_tokens: usize,
+    pub temperature: f32,
+    /// Seconds to wait for the answer to start, and for each next piece of it.
+    pub timeout_secs: u64,
+    /// Further attempts after a connection failure, a timeout, 429 or 5xx.
+    pub retries: u32,
+    /// CPU threads for a local model; 0 = all cores.
+    pub threads: usize,
+    /// Let the model judge the evidence: when it says the context does not answer the question,
+    /// the answer is a `not_found` refusal.
+    pub judge: bool,
+    /// Share of an answer sentence's terms its cited passage must contain; sentences below are
+    /// dropped (and the extractive answer given when none remain).
+    pub min_support: f32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            base_url: String::new(),
+            model: String::new(),
+            gguf: String::new(),
+            max_tokens: 400,
+            temperature: 0.0,
+            timeout_secs: 60,
+            retries: 2,
+            threads: 0,
+            judge: true,
+            min_support: 0.5,
+        }
+    }
 }
 
 /// `skillrag serve` (flags override).
@@ -158,6 +205,7 @@ impl Default for Config {
             embed: EmbedConfig::default(),
             retrieval: RetrievalConfig::default(),
             ask: AskConfig::default(),
+            llm: LlmConfig::default(),
             serve: ServeConfig::default(),
         }
     }
@@ -294,16 +342,15 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
-const NOT_SETTINGS: [&str; 9] = [
+const NOT_SETTINGS: [&str; 8] = [
     "SKILLRAG_CACHE",
     "SKILLRAG_PG_BIN",
     "SKILLRAG_PG_DIR",
     "SKILLRAG_PG_PORT",
     "SKILLRAG_API_TOKEN",
     "SKILLRAG_LLM_API_KEY",
-    "SKILLRAG_LLM_BASE_URL",
-    "SKILLRAG_LLM_MODEL",
-    "SKILLRAG_LLM_GGUF",
+    "SKILLRAG_LLM_DIR",
+    "SKILLRAG_LLM_PORT",
 ];
 
 /// (section, key) → default value, from the defaults themselves.
@@ -367,6 +414,12 @@ impl Config {
             return None;
         }
         Some(resolve(project, m))
+    }
+
+    /// The local GGUF model file, resolved against the project; `None` when unset.
+    pub fn llm_gguf_path(&self, project: &Path) -> Option<PathBuf> {
+        let g = self.llm.gguf.trim();
+        (!g.is_empty()).then(|| resolve(project, g))
     }
 
     pub fn state_dir(&self, project: &Path) -> PathBuf {
@@ -443,6 +496,24 @@ max_attempts = 3         # the question plus at most two reformulations when evi
 trace = ""               # e.g. ".skillrag/trace.jsonl": one JSON line per question
 gaps = true              # log unanswered questions for `skillrag gaps` and GET /v1/gaps
 refusal_cost = 4.0       # refusing an answerable question vs answering an unanswerable one (fits not_found)
+
+[llm]
+# Without an LLM, answers are extractive (sentences of the knowledge, cited). With one, it writes
+# the answer from the same context; every sentence is checked against the passage it cites.
+# An OpenAI-compatible API (docs/llm.md has presets for DeepSeek, DashScope, Ollama, vLLM,
+# llama.cpp); the key only from the environment: SKILLRAG_LLM_API_KEY.
+base_url = ""            # e.g. "https://api.deepseek.com/v1"; env SKILLRAG_LLM_BASE_URL
+model = ""               # e.g. "deepseek-chat"; env SKILLRAG_LLM_MODEL
+# Or a local GGUF model run in-process (Qwen2 and Llama families); `scripts/setup-llm model`
+# installs Qwen2.5-Coder-0.5B-Instruct. Env SKILLRAG_LLM_GGUF.
+gguf = ""
+max_tokens = 400         # most tokens in one answer
+temperature = 0.0
+timeout_secs = 60        # wait for the answer to start, and for each next piece
+retries = 2              # after a connection failure, timeout, 429 or 5xx
+threads = 0              # CPU threads for a local model; 0 = all cores
+judge = true             # the model may say the context does not answer → not_found
+min_support = 0.5        # share of a sentence's terms its cited passage must contain
 
 [serve]
 addr = "127.0.0.1:8080"  # other than loopback requires SKILLRAG_API_TOKEN (bearer token)

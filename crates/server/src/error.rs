@@ -86,6 +86,7 @@ impl From<AskError> for ApiError {
             AskError::Engine(e) => e.into(),
             AskError::Empty => ApiError::bad_request(e.to_string()),
             AskError::Tune(e) => ApiError::internal(e.to_string()),
+            AskError::Llm(e) => ApiError::internal(e.to_string()),
         }
     }
 }

@@ -111,7 +111,12 @@ impl Service {
         if let Some(embedder) = previous.map(|p| p.assistant.engine.embedder()).transpose()?.flatten() {
             engine = engine.with_embedder(embedder);
         }
-        let assistant = Assistant::open(engine.pin_generations()?)?;
+        let engine = engine.pin_generations()?;
+        // The LLM too (a local one is hundreds of MB).
+        let assistant = match previous {
+            Some(p) => Assistant::open_with(engine, p.assistant.generator().cloned())?,
+            None => Assistant::open(engine)?,
+        };
         let cache = NonZeroUsize::new(limits.cache_entries).map(|n| Mutex::new(lru::LruCache::new(n)));
         Ok(Live { assistant, cache })
     }

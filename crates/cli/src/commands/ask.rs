@@ -8,28 +8,55 @@ use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Route};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-fn open_assistant(cli: &Cli) -> Result<Assistant> {
+/// The assistant, with the configured LLM unless `llm` is false (routing and tuning never
+/// need it, and a local model takes a while to load).
+fn open_assistant(cli: &Cli, llm: bool) -> Result<Assistant> {
     let engine = open_engine(open_project(cli)?)?;
-    Ok(Assistant::open(engine)?)
+    Ok(if llm { Assistant::open(engine)? } else { Assistant::open_with(engine, None)? })
 }
 
 pub fn ask(cli: &Cli, args: &AskArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli)?;
-    let answer = assistant.ask(&args.query, &AskOptions { skill: args.skill.clone(), id: None })?;
+    let assistant = open_assistant(cli, !args.no_llm)?;
+    let options = AskOptions { skill: args.skill.clone(), id: None };
     if cli.json {
-        print_json(&answer)?;
-    } else {
-        print_answer(&answer, args.hits);
+        print_json(&assistant.ask(&args.query, &options)?)?;
+        return Ok(ExitCode::SUCCESS);
     }
+    let (answer, streamed) = ask_streamed(&assistant, &args.query, &options, None)?;
+    print_answer(&answer, args.hits, streamed);
     Ok(ExitCode::SUCCESS)
 }
 
-/// Answer text, citations and a one-line route summary.
-fn print_answer(answer: &Answer, show_hits: bool) {
+/// Asks, printing the LLM's checked sentences as they come; says whether anything was printed.
+fn ask_streamed(
+    assistant: &Assistant,
+    query: &str,
+    options: &AskOptions,
+    conversation: Option<&Conversation>,
+) -> Result<(Answer, bool), skillrag_ask::AskError> {
+    let mut streamed = false;
+    let mut on_text = |text: &str| {
+        streamed = true;
+        print!("{text}");
+        std::io::stdout().flush().ok();
+    };
+    let answer = assistant.ask_streaming(query, options, conversation, Some(&mut on_text))?;
+    Ok((answer, streamed))
+}
+
+/// Answer text (unless it was streamed already), citations and a one-line route summary.
+fn print_answer(answer: &Answer, show_hits: bool, streamed: bool) {
+    let fell_back = answer.generation.as_ref().is_some_and(|g| g.fallback.is_some());
+    if streamed {
+        println!();
+    }
     for w in &answer.warnings {
         eprintln!("warning: {w}");
     }
-    println!("{}", answer.answer);
+    // A model that failed midway showed part of its (checked) answer; the extractive one follows.
+    if !streamed || fell_back {
+        println!("{}", answer.answer);
+    }
     if !answer.citations.is_empty() {
         println!();
         for c in &answer.citations {
@@ -53,6 +80,20 @@ fn print_answer(answer: &Answer, show_hits: bool) {
         }
     }
     eprintln!("{}", route_summary(answer));
+    if let Some(g) = answer.generation.as_ref().filter(|g| g.fallback.is_none()) {
+        eprintln!(
+            "— {}: {} tokens, {:.1} tokens/s, first token {:.0} ms{}",
+            g.model,
+            g.completion_tokens,
+            g.tokens_per_second,
+            g.first_token_ms,
+            if g.unsupported.is_empty() {
+                String::new()
+            } else {
+                format!("; {} unsupported sentence(s) left out", g.unsupported.len())
+            }
+        );
+    }
 }
 
 fn route_summary(answer: &Answer) -> String {
@@ -74,7 +115,7 @@ fn route_summary(answer: &Answer) -> String {
 }
 
 pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli)?;
+    let assistant = open_assistant(cli, !args.no_llm)?;
     let mut conversation = Conversation::new();
     let mut skill = args.skill.clone();
     let interactive = std::io::stdin().is_terminal();
@@ -118,15 +159,22 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
             }
             continue;
         }
-        match assistant.ask_in(text, &AskOptions { skill: skill.clone(), id: None }, Some(&conversation)) {
-            Ok(answer) => {
-                conversation.record(text, &answer);
-                if cli.json {
+        let options = AskOptions { skill: skill.clone(), id: None };
+        if cli.json {
+            match assistant.ask_in(text, &options, Some(&conversation)) {
+                Ok(answer) => {
+                    conversation.record(text, &answer);
                     println!("{}", serde_json::to_string(&answer)?);
-                } else {
-                    print_answer(&answer, false);
-                    println!();
                 }
+                Err(e) => eprintln!("error: {e}"),
+            }
+            continue;
+        }
+        match ask_streamed(&assistant, text, &options, Some(&conversation)) {
+            Ok((answer, streamed)) => {
+                conversation.record(text, &answer);
+                print_answer(&answer, false, streamed);
+                println!();
             }
             Err(e) => eprintln!("error: {e}"),
         }
@@ -144,7 +192,7 @@ struct BatchQuestion {
 }
 
 pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli)?;
+    let assistant = open_assistant(cli, !args.no_llm)?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -182,7 +230,7 @@ pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
 }
 
 pub fn route(cli: &Cli, args: &RouteArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli)?;
+    let assistant = open_assistant(cli, false)?;
     let route = assistant.route(&args.query)?;
     if cli.json {
         print_json(&route)?;
@@ -222,7 +270,7 @@ fn print_route(route: &Route, accept: f32) {
 }
 
 pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
-    let mut assistant = open_assistant(cli)?;
+    let mut assistant = open_assistant(cli, false)?;
     let skills: Vec<String> = assistant.engine.skills().iter().map(|s| s.id.clone()).collect();
     let labelled = match &args.labelled {
         Some(path) => skillrag_ask::read_labelled(path, &skills)?,

@@ -1,0 +1,432 @@
+//! The generate stage with an LLM (DESIGN.md §4.8): prompt → model → citation check.
+//!
+//! The model sees the skill's instructions and boundary, the compiled context labelled `[n]`
+//! and the question, and is told to answer only from the context and to cite. What it writes is
+//! then checked sentence by sentence, in code: citations that point at no passage are removed;
+//! each sentence must be supported by the passage it cites (lexically: most of its terms, and
+//! every number, occur there) or by some passage, which is then cited; unsupported sentences are
+//! left out and reported. Sentences reach the caller's stream only after their check, so
+//! nothing unsupported is ever shown, even while streaming. An answer with no supported
+//! sentence, or an LLM failure, falls back to the extractive answer with a notice.
+
+use crate::answer::{marker_len, Citation, Context, GenerationInfo};
+use skillrag_core::Language;
+use skillrag_generate::{ChatRequest, Generator, Message};
+use skillrag_skill::Skill;
+use std::collections::HashSet;
+
+/// What the model is told to write when the context does not answer the question.
+pub const NOT_FOUND_SENTINEL: &str = "NOT_FOUND";
+
+/// Receives verified answer text as it is ready.
+pub type OnText<'a> = &'a mut dyn FnMut(&str);
+
+/// The model's answer after the check.
+pub struct Written {
+    pub text: String,
+    pub citations: Vec<Citation>,
+    pub info: GenerationInfo,
+    /// The model said the context does not answer the question.
+    pub judged_not_found: bool,
+}
+
+/// Why the model's answer cannot be used, with what is known of its attempt.
+pub struct Fallback {
+    pub reason: String,
+    pub info: GenerationInfo,
+}
+
+/// Settings of the stage (from `[llm]`).
+pub struct Settings {
+    pub max_tokens: usize,
+    pub temperature: f32,
+    pub judge: bool,
+    pub min_support: f32,
+}
+
+/// The chat messages for one question.
+pub fn prompt(skill: &Skill, context: &Context, question: &str, language: Language, judge: bool) -> Vec<Message> {
+    let chinese = language == Language::Chinese;
+    let mut system = if chinese {
+        format!(
+            "你是「{}」知识助手：{}\n只根据下面的【资料】回答，不要使用资料以外的知识。\
+             每句话后面用 [n] 标注它依据的资料编号。回答简洁，使用中文。",
+            skill.name, skill.description
+        )
+    } else {
+        format!(
+            "You are the knowledge assistant for \"{}\": {}\nAnswer only from the numbered \
+             [context] below, never from other knowledge. End every sentence with the [n] of the \
+             passage it comes from. Be brief. Answer in English.",
+            skill.name, skill.description
+        )
+    };
+    if judge {
+        system.push_str(&if chinese {
+            format!("\n如果资料中没有答案，只回答 {NOT_FOUND_SENTINEL}。")
+        } else {
+            format!("\nIf the context does not contain the answer, reply only {NOT_FOUND_SENTINEL}.")
+        });
+    }
+    if let Some(instructions) = skill.instructions.as_deref().filter(|i| !i.trim().is_empty()) {
+        system.push_str(if chinese { "\n\n【技能说明】\n" } else { "\n\n[skill instructions]\n" });
+        system.push_str(instructions.trim());
+    }
+    if let Some(boundary) = &skill.boundary {
+        if !boundary.not_supported.is_empty() {
+            system.push_str(if chinese { "\n\n【不支持】" } else { "\n\n[does not support] " });
+            system.push_str(&boundary.not_supported.join(if chinese { "；" } else { "; " }));
+        }
+    }
+    let context_text = crate::compile::render(context);
+    let user = if chinese {
+        format!("【资料】\n{context_text}\n\n【问题】{question}")
+    } else {
+        format!("[context]\n{context_text}\n\n[question] {question}")
+    };
+    vec![Message::system(system), Message::user(user)]
+}
+
+/// Runs the model and checks its answer. `Err` says why the extractive answer is given instead.
+pub fn write(
+    generator: &dyn Generator,
+    messages: Vec<Message>,
+    context: &Context,
+    settings: &Settings,
+    chinese: bool,
+    on_text: Option<OnText<'_>>,
+) -> Result<Written, Box<Fallback>> {
+    let mut info = GenerationInfo { model: generator.describe(), ..Default::default() };
+    let mut checker = Checker::new(context, settings.min_support, chinese);
+    let mut on_text = on_text;
+    let request =
+        ChatRequest { messages, max_tokens: settings.max_tokens, temperature: settings.temperature, stop: Vec::new() };
+    let mut buffer = String::new();
+    // Hold back the first characters until it is clear the answer is not the sentinel.
+    let result = generator.generate(&request, &mut |piece| {
+        buffer.push_str(piece);
+        if settings.judge && NOT_FOUND_SENTINEL.starts_with(buffer.trim()) {
+            return;
+        }
+        for sentence in take_complete(&mut buffer) {
+            if let Some(text) = checker.check(&sentence) {
+                if let Some(f) = on_text.as_mut() {
+                    f(&text);
+                }
+            }
+        }
+    });
+    let generation = match result {
+        Ok(g) => g,
+        Err(e) => {
+            info.raw = checker.raw.clone() + &buffer;
+            return Err(Box::new(Fallback { reason: e.to_string(), info }));
+        }
+    };
+    info.prompt_tokens = generation.prompt_tokens;
+    info.completion_tokens = generation.completion_tokens;
+    info.first_token_ms = generation.first_token.as_secs_f64() * 1000.0;
+    info.tokens_per_second = generation.tokens_per_second();
+    info.raw = generation.text.clone();
+    if settings.judge && generation.text.trim().trim_end_matches(['.', '。']) == NOT_FOUND_SENTINEL {
+        return Ok(Written { text: String::new(), citations: vec![], info, judged_not_found: true });
+    }
+    let rest = std::mem::take(&mut buffer);
+    let mut last = split_sentences(&rest);
+    if generation.finish == skillrag_generate::FinishReason::Length {
+        // Cut off by max_tokens: the last sentence is unfinished.
+        last.pop();
+    }
+    for sentence in last {
+        if let Some(text) = checker.check(&sentence) {
+            if let Some(f) = on_text.as_mut() {
+                f(&text);
+            }
+        }
+    }
+    info.sentences = checker.sentences;
+    info.supported = checker.supported;
+    info.unsupported = checker.unsupported.clone();
+    info.removed_citations = checker.removed.clone();
+    if checker.text.trim().is_empty() {
+        let reason = if chinese {
+            "模型的回答没有资料支持"
+        } else {
+            "no sentence of the model's answer is supported by the context"
+        };
+        return Err(Box::new(Fallback { reason: reason.to_string(), info }));
+    }
+    let citations = checker
+        .cited
+        .iter()
+        .filter_map(|n| context.pieces.iter().find(|p| p.n == *n))
+        .map(|p| Citation {
+            n: p.n,
+            skill: p.skill.clone(),
+            source: p.source.clone(),
+            heading: p.heading.clone(),
+            pages: p.pages,
+        })
+        .collect();
+    Ok(Written { text: checker.text.trim().to_string(), citations, info, judged_not_found: false })
+}
+
+/// A context passage as the check sees it.
+struct Passage {
+    n: usize,
+    terms: HashSet<String>,
+    numbers: HashSet<String>,
+}
+
+/// A list item's text without its number or bullet ("2. ", "- ").
+fn list_item_body(claim: &str) -> &str {
+    let digits = claim.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &claim[digits..];
+    let rest = if digits > 0 { rest.strip_prefix(['.', ')', '、']).unwrap_or(claim) } else { rest };
+    let rest = rest.strip_prefix(['-', '*', '•']).unwrap_or(rest);
+    rest.trim_start()
+}
+
+/// Checks sentences one at a time and builds the shown answer.
+struct Checker<'a> {
+    context: &'a Context,
+    passages: Vec<Passage>,
+    min_support: f32,
+    chinese: bool,
+    text: String,
+    raw: String,
+    cited: Vec<usize>,
+    sentences: usize,
+    supported: usize,
+    unsupported: Vec<String>,
+    removed: Vec<usize>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(context: &'a Context, min_support: f32, chinese: bool) -> Checker<'a> {
+        let passages = context
+            .pieces
+            .iter()
+            .map(|p| Passage {
+                n: p.n,
+                terms: skillrag_text::analyze(&p.text).into_iter().collect(),
+                numbers: numbers(&p.text).into_iter().collect(),
+            })
+            .collect();
+        Checker {
+            context,
+            passages,
+            min_support,
+            chinese,
+            text: String::new(),
+            raw: String::new(),
+            cited: Vec::new(),
+            sentences: 0,
+            supported: 0,
+            unsupported: Vec::new(),
+            removed: Vec::new(),
+        }
+    }
+
+    /// The sentence as it may be shown (with its citations), or `None` when it is left out.
+    fn check(&mut self, sentence: &str) -> Option<String> {
+        self.raw.push_str(sentence);
+        let new_line = sentence.starts_with('\n');
+        let (claim, markers) = split_markers(sentence);
+        let claim = claim.trim();
+        // "2. " numbering a list item is not a number the passage must contain.
+        let body = list_item_body(claim);
+        if claim.is_empty() {
+            return None;
+        }
+        let known: HashSet<usize> = self.context.pieces.iter().map(|p| p.n).collect();
+        let mut cited: Vec<usize> = Vec::new();
+        for n in markers {
+            if known.contains(&n) {
+                if !cited.contains(&n) {
+                    cited.push(n);
+                }
+            } else if !self.removed.contains(&n) {
+                self.removed.push(n);
+            }
+        }
+        let terms: Vec<String> = content_terms(body);
+        // A connective ("Yes.", "如下：") states nothing to check.
+        if terms.len() < 2 && !body.chars().any(|c| c.is_ascii_digit()) {
+            return self.show(claim, &cited, new_line);
+        }
+        self.sentences += 1;
+        let supported_by = |passage: &Passage| self.support(body, &terms, passage);
+        let mut ok = cited
+            .iter()
+            .filter_map(|n| self.passages.iter().find(|p| p.n == *n))
+            .any(|p| supported_by(p) >= self.min_support);
+        if !ok {
+            // Uncited or miscited: cite the passage that does support it, if one does.
+            let best = self.passages.iter().map(|p| (supported_by(p), p.n)).max_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((score, n)) = best.filter(|b| b.0 >= self.min_support) {
+                let _ = score;
+                cited = vec![n];
+                ok = true;
+            }
+        }
+        if !ok {
+            self.unsupported.push(claim.to_string());
+            return None;
+        }
+        self.supported += 1;
+        self.show(claim, &cited, new_line)
+    }
+
+    /// Share of the claim's terms found in the passage; 0 when a number of the claim is not there.
+    fn support(&self, claim: &str, terms: &[String], passage: &Passage) -> f32 {
+        if numbers(claim).iter().any(|n| !passage.numbers.contains(n)) {
+            return 0.0;
+        }
+        if terms.is_empty() {
+            return 1.0;
+        }
+        let found = terms.iter().filter(|t| passage.terms.contains(t.as_str())).count();
+        found as f32 / terms.len() as f32
+    }
+
+    fn show(&mut self, claim: &str, cited: &[usize], new_line: bool) -> Option<String> {
+        let mut piece = String::new();
+        if !self.text.is_empty() {
+            if new_line {
+                piece.push('\n');
+            } else if !self.chinese {
+                piece.push(' ');
+            }
+        }
+        piece.push_str(claim);
+        for n in cited {
+            piece.push_str(&format!("[{n}]"));
+            if !self.cited.contains(n) {
+                self.cited.push(*n);
+            }
+        }
+        self.text.push_str(&piece);
+        Some(piece)
+    }
+}
+
+/// The sentence without its citation markers, and the numbers those markers carry.
+fn split_markers(sentence: &str) -> (String, Vec<usize>) {
+    let mut text = String::new();
+    let mut markers = Vec::new();
+    let mut rest = sentence;
+    while let Some(c) = rest.chars().next() {
+        if let Some(len) = marker_len(rest) {
+            if let Ok(n) = rest[1..len - 1].parse() {
+                markers.push(n);
+            }
+            rest = &rest[len..];
+            continue;
+        }
+        text.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    // "foo [1]." leaves "foo ." — close the gap.
+    let text = text.replace(" .", ".").replace(" ,", ",").replace(" 。", "。");
+    (text, markers)
+}
+
+/// The terms of a sentence that carry content: the project analyzer's, without one-character
+/// Latin tokens and common function words.
+fn content_terms(text: &str) -> Vec<String> {
+    const FUNCTION_WORDS: [&str; 40] = [
+        "the", "a", "an", "is", "are", "was", "were", "be", "to", "of", "and", "or", "in", "on", "for", "with", "by",
+        "it", "this", "that", "as", "at", "can", "you", "your", "not", "no", "if", "from", "的", "了", "是", "在",
+        "和", "与", "或", "也", "就", "都", "而",
+    ];
+    let mut seen = HashSet::new();
+    skillrag_text::analyze(text)
+        .into_iter()
+        .filter(|t| !FUNCTION_WORDS.contains(&t.as_str()))
+        .filter(|t| t.chars().count() > 1 || !t.is_ascii())
+        .filter(|t| t.chars().any(char::is_alphanumeric))
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
+}
+
+/// Numbers written in the sentence (digits, with decimal points): each must occur in the passage.
+fn numbers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_digit() || (c == '.' && !current.is_empty()) {
+            current.push(c);
+        } else if !current.is_empty() {
+            let n = current.trim_end_matches('.').to_string();
+            if !n.is_empty() {
+                out.push(n);
+            }
+            current.clear();
+        }
+    }
+    out
+}
+
+/// The sentences of `text`, each with the citation markers that follow it.
+fn split_sentences(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut previous_end = 0;
+    for (offset, s) in skillrag_chunk::sentences(text) {
+        // A sentence that starts a new line (a list item) keeps its line break.
+        let new_line = text.get(previous_end..offset).is_some_and(|gap| gap.contains('\n'));
+        previous_end = offset + s.len();
+        // Markers that open a sentence belong to the one before ("… 12 days. [1] Next").
+        let mut rest = s;
+        let mut lead = String::new();
+        loop {
+            let trimmed = rest.trim_start();
+            match marker_len(trimmed) {
+                Some(len) => {
+                    lead.push_str(&trimmed[..len]);
+                    rest = &trimmed[len..];
+                }
+                None => break,
+            }
+        }
+        match out.last_mut() {
+            Some(last) if !lead.is_empty() => last.push_str(&lead),
+            _ => rest = s,
+        }
+        if !rest.trim().is_empty() {
+            out.push(if new_line { format!("\n{rest}") } else { rest.to_string() });
+        }
+    }
+    out
+}
+
+/// Takes the sentences of `buffer` that are certainly complete — another sentence with text has
+/// begun after them, so no more citation markers can follow — leaving the rest in `buffer`.
+fn take_complete(buffer: &mut String) -> Vec<String> {
+    let Some(&(offset, last)) = skillrag_chunk::sentences(buffer).last() else { return Vec::new() };
+    // Skip the markers (and spaces) that open the last sentence: they belong to the one before.
+    let mut rest = last;
+    loop {
+        let trimmed = rest.trim_start();
+        match marker_len(trimmed) {
+            Some(len) => rest = &trimmed[len..],
+            None => {
+                rest = trimmed;
+                break;
+            }
+        }
+    }
+    // A marker still arriving ("[1") is not text yet.
+    let partial_marker = rest.strip_prefix('[').is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit()));
+    if offset == 0 || rest.is_empty() || partial_marker {
+        return Vec::new();
+    }
+    // The line break before the last sentence stays with it (a list item keeps its line).
+    let cut = offset + (last.len() - rest.len());
+    let cut = buffer[..cut].trim_end().len();
+    let done: String = buffer.drain(..cut).collect();
+    split_sentences(&done)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! Answers written by an LLM: a real OpenAI-compatible server (llama.cpp's `llama-server` with
+//! Qwen2.5-Coder-0.5B-Instruct, started by `scripts/setup-llm`), and what happens when the LLM
+//! is unreachable or misconfigured.
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// `SKILLRAG_TEST_LLM_BASE_URL` (and model); `None` with a notice when it is not set, unless
+/// `SKILLRAG_TEST_REQUIRE_LLM=1` makes that a failure.
+fn llm_server() -> Option<(String, String)> {
+    match std::env::var("SKILLRAG_TEST_LLM_BASE_URL") {
+        Ok(url) if !url.is_empty() => {
+            Some((url, std::env::var("SKILLRAG_TEST_LLM_MODEL").unwrap_or_else(|_| "qwen".into())))
+        }
+        _ => {
+            assert!(
+                std::env::var("SKILLRAG_TEST_REQUIRE_LLM").as_deref() != Ok("1"),
+                "SKILLRAG_TEST_LLM_BASE_URL is not set: run `eval \"$(scripts/setup-llm)\"`"
+            );
+            eprintln!(
+                "skipped: no LLM server (SKILLRAG_TEST_LLM_BASE_URL); `eval \"$(scripts/setup-llm)\"` starts one"
+            );
+            None
+        }
+    }
+}
+
+fn with_llm(mut cmd: Command, url: &str, model: &str) -> Command {
+    // Short answers keep a CPU-only test quick.
+    cmd.env("SKILLRAG_LLM_BASE_URL", url).env("SKILLRAG_LLM_MODEL", model).env("SKILLRAG_LLM_MAX_TOKENS", "120");
+    cmd
+}
+
+fn output_json(mut cmd: Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Every marker in the answer names a listed citation, and every citation a context passage.
+fn assert_citations_hold(answer: &Value) {
+    let context: Vec<u64> =
+        answer["context"]["pieces"].as_array().unwrap().iter().map(|p| p["n"].as_u64().unwrap()).collect();
+    let cited: Vec<u64> = answer["citations"].as_array().unwrap().iter().map(|c| c["n"].as_u64().unwrap()).collect();
+    assert!(cited.iter().all(|n| context.contains(n)), "{cited:?} ⊄ {context:?}");
+    let text = answer["answer"].as_str().unwrap();
+    for (i, _) in text.match_indices('[') {
+        let digits: String = text[i + 1..].chars().take_while(char::is_ascii_digit).collect();
+        if let (Ok(n), true) = (digits.parse::<u64>(), text[i + 1 + digits.len()..].starts_with(']')) {
+            assert!(cited.contains(&n), "[{n}] in {text:?} is not among the citations {cited:?}");
+        }
+    }
+}
+
+#[test]
+fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
+    let Some((url, model)) = llm_server() else { return };
+    let project = demo_indexed();
+    let dir = project.path();
+
+    let question = "劳动合同期限两年，试用期最长可以约定多久？";
+    let answer = output_json(with_llm(skillrag(dir, &["ask", question, "--json"]), &url, &model));
+    let generation = &answer["generation"];
+    assert!(generation["model"].as_str().unwrap().starts_with("openai:"), "{generation}");
+    assert!(generation["fallback"].is_null(), "the server answered: {generation}");
+    assert!(generation["completion_tokens"].as_u64().unwrap() > 0, "{generation}");
+    assert!(!generation["raw"].as_str().unwrap().is_empty());
+    match answer["refusal"]["kind"].as_str() {
+        // The model judged the context insufficient: a typed refusal, never free text.
+        Some(kind) => assert_eq!(kind, "not_found", "{answer}"),
+        None => {
+            assert!(!answer["answer"].as_str().unwrap().trim().is_empty(), "{answer}");
+            assert_citations_hold(&answer);
+        }
+    }
+
+    // Streamed to the terminal, then the citations and the model's speed.
+    let out = with_llm(skillrag(dir, &["ask", "How do I factory reset the router?"]), &url, &model).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.trim().is_empty());
+    let err = stderr(&out);
+    assert!(err.contains("tokens/s") || err.contains("refusal not_found"), "{err}");
+
+    // Batch: one JSON line per question, in order; chat keeps the conversation.
+    let mut cmd = with_llm(skillrag(dir, &["batch"]), &url, &model);
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all("{\"id\":\"a\",\"query\":\"绿茶用多少度的水泡？\"}\n{\"id\":\"b\",\"query\":\"你好\"}\n".as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{}", stderr(&out));
+    assert_eq!((lines[0]["id"].as_str(), lines[1]["id"].as_str()), (Some("a"), Some("b")));
+    assert!(lines[0]["generation"]["model"].is_string(), "{}", lines[0]);
+    assert!(lines[1]["generation"].is_null(), "chitchat needs no model: {}", lines[1]);
+
+    let mut cmd = with_llm(skillrag(dir, &["chat", "--json"]), &url, &model);
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all("绿茶用多少度的水泡？\n那红茶呢？\n".as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let turns: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(turns.len(), 2, "{}", stderr(&out));
+    assert_eq!(turns[1]["route"]["skills"][0], "tea-brewing", "the follow-up keeps the skill: {}", turns[1]);
+}
+
+#[test]
+fn an_unreachable_llm_falls_back_to_the_extractive_answer() {
+    let project = demo_indexed();
+    let dir = project.path();
+    let question = "劳动合同期限两年，试用期最长可以约定多久？";
+    let extractive = json(dir, &["ask", question, "--no-llm"]);
+    assert!(extractive["generation"].is_null());
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut cmd = skillrag(dir, &["ask", question, "--json"]);
+    cmd.env("SKILLRAG_LLM_BASE_URL", format!("http://127.0.0.1:{port}/v1")).env("SKILLRAG_LLM_RETRIES", "0");
+    let answer = output_json(cmd);
+    assert_eq!(answer["answer"], extractive["answer"], "the extractive answer, unchanged");
+    assert!(answer["generation"]["fallback"].as_str().unwrap().contains("cannot reach"), "{}", answer["generation"]);
+    let warnings = answer["warnings"].to_string();
+    assert!(warnings.contains("could not answer") || warnings.contains("未能回答"), "{warnings}");
+}
+
+#[test]
+fn a_missing_gguf_file_is_a_clear_error() {
+    let project = demo_indexed();
+    let mut cmd = skillrag(project.path(), &["ask", "How do I factory reset the router?"]);
+    cmd.env("SKILLRAG_LLM_GGUF", "models/nowhere.gguf");
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("nowhere.gguf"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Routing never loads the model.
+    let mut cmd = skillrag(project.path(), &["route", "How do I factory reset the router?"]);
+    cmd.env("SKILLRAG_LLM_GGUF", "models/nowhere.gguf");
+    assert!(cmd.output().unwrap().status.success());
+}
