@@ -1,7 +1,9 @@
 //! A one-time Q8_0 copy of a GGUF whose tensors are in the slow 4/5-bit legacy formats.
 //!
-//! candle's CPU kernels decode Q8_0 about twice as fast as Q5_0, and the model is small, so
-//! trading disk (and ~1.6x memory) for speed pays off. The copy lives in the cache directory
+//! candle's CPU kernels run Q8_0 much faster than the legacy formats (Qwen2.5-Coder-0.5B
+//! Q5_0 on a loaded 2-core box, one thread: decode 1.9 → 8.0 tokens/s, a 42-token prefill
+//! 18 s → 2.7 s), and the model is small, so trading disk (and ~1.6x memory) for speed pays
+//! off. The copy lives in the cache directory
 //! under a key from the source's path, size and mtime, so a changed source gets a new copy.
 
 use candle_core::quantized::gguf_file::{self, Content};
