@@ -328,3 +328,10 @@ fn bench_decode_speed() {
         );
     }
 }
+
+#[test]
+fn generator_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<GgufGenerator>();
+    assert_send_sync::<Box<dyn Generator>>();
+}
