@@ -218,6 +218,10 @@ pub struct GenerationInfo {
     pub fallback: Option<String>,
     /// The model's answer as written, before the check.
     pub raw: String,
+    /// The evidence came from the model's own search query after the question's retrieval
+    /// stayed weak (the model then judged it); a failure here is `not_found`, not extractive.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rescued: bool,
 }
 
 impl Answer {

@@ -4,10 +4,24 @@
 use crate::answer::{Context, ContextPiece};
 use skillrag_core::{Hit, Tier};
 
+/// How much context fits, and in what unit it is measured.
+pub struct Budget<'a> {
+    pub limit: usize,
+    pub unit: &'static str,
+    pub measure: &'a dyn Fn(&str) -> usize,
+}
+
+impl Budget<'static> {
+    /// Characters: without an LLM, or when its tokenizer is not known here.
+    pub fn chars(limit: usize) -> Budget<'static> {
+        Budget { limit, unit: "chars", measure: &|text: &str| text.chars().count() }
+    }
+}
+
 /// Builds the context from `hits` (best first): at most `max_pieces`, at most `per_source` from
-/// one document, within `budget` characters.
-pub fn compile(hits: &[Hit], max_pieces: usize, per_source: usize, budget: usize) -> Context {
-    let mut context = Context { budget, unit: "chars".into(), ..Default::default() };
+/// one document, within the budget.
+pub fn compile(hits: &[Hit], max_pieces: usize, per_source: usize, budget: Budget<'_>) -> Context {
+    let mut context = Context { budget: budget.limit, unit: budget.unit.into(), ..Default::default() };
     let mut chosen: Vec<&Hit> = Vec::new();
     let mut per: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
     for hit in hits {
@@ -22,8 +36,8 @@ pub fn compile(hits: &[Hit], max_pieces: usize, per_source: usize, budget: usize
     // Tier order, keeping rank order inside a tier.
     chosen.sort_by_key(|h| tier_rank(h.tier));
     for hit in chosen {
-        let size = hit.text.chars().count();
-        if context.used + size > budget && !context.pieces.is_empty() {
+        let size = (budget.measure)(&hit.text);
+        if context.used + size > budget.limit && !context.pieces.is_empty() {
             context.dropped.push(label(hit));
             continue;
         }
@@ -103,7 +117,7 @@ mod tests {
             hit("rules/r.md", Tier::Rules, "rule"),
             hit("b.md", Tier::Examples, "example text that is long"),
         ];
-        let c = compile(&hits, 10, 2, 20);
+        let c = compile(&hits, 10, 2, Budget::chars(20));
         let order: Vec<&str> = c.pieces.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(order, vec!["rule", "aaaa", "bbbb"]);
         assert_eq!(c.pieces.iter().map(|p| p.n).collect::<Vec<_>>(), vec![1, 2, 3]);

@@ -12,6 +12,7 @@ pub struct FollowUp {
 
 #[derive(Debug, Clone)]
 struct Turn {
+    question: String,
     skills: Vec<String>,
     key_terms: Vec<String>,
 }
@@ -36,8 +37,13 @@ impl Conversation {
         let routed = matches!(answer.route.decision, Decision::Single | Decision::Multi);
         if routed && answer.refusal.is_none() {
             let key_terms = skillrag_text::keywords(question, 4);
-            self.turns.push(Turn { skills: answer.route.skills.clone(), key_terms });
+            self.turns.push(Turn { question: question.to_string(), skills: answer.route.skills.clone(), key_terms });
         }
+    }
+
+    /// The answered questions so far, oldest first.
+    pub fn questions(&self) -> Vec<String> {
+        self.turns.iter().map(|t| t.question.clone()).collect()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -50,14 +50,15 @@ pub fn prompt(skill: &Skill, context: &Context, question: &str, language: Langua
     let mut system = if chinese {
         format!(
             "你是「{}」知识助手：{}\n只根据下面的【资料】回答，不要使用资料以外的知识。\
-             每句话后面用 [n] 标注它依据的资料编号。回答简洁，使用中文。",
+             只回答所问的问题，不要介绍其他内容。每句话后面用 [n] 标注它依据的资料编号。回答简洁，使用中文。",
             skill.name, skill.description
         )
     } else {
         format!(
             "You are the knowledge assistant for \"{}\": {}\nAnswer only from the numbered \
-             [context] below, never from other knowledge. End every sentence with the [n] of the \
-             passage it comes from. Be brief. Answer in English.",
+             [context] below, never from other knowledge. Answer only what is asked, nothing about \
+             other topics. End every sentence with the [n] of the passage it comes from. Be brief. \
+             Answer in English.",
             skill.name, skill.description
         )
     };
@@ -249,6 +250,10 @@ impl<'a> Checker<'a> {
             } else if !self.removed.contains(&n) {
                 self.removed.push(n);
             }
+        }
+        // The model echoing a passage's label ("skill/source › heading") states nothing.
+        if self.context.pieces.iter().any(|p| body.contains(&format!("{}/{}", p.skill, p.source))) {
+            return None;
         }
         let terms: Vec<String> = content_terms(body);
         // A connective ("Yes.", "如下：") states nothing to check.

@@ -15,6 +15,7 @@ pub mod gate;
 pub mod generate;
 pub mod llm;
 mod retrieve;
+mod rewrite;
 pub mod route;
 mod tune;
 
@@ -80,6 +81,8 @@ pub struct Assistant {
     gaps: Option<GapLog>,
     /// Writes answers from the context; `None` = extractive answers.
     generator: Option<Arc<dyn Generator>>,
+    /// Rewrites follow-ups and weak queries with the LLM (`[llm] rewrite`).
+    rewriter: Option<rewrite::Rewriter>,
 }
 
 impl Assistant {
@@ -106,8 +109,11 @@ impl Assistant {
         }
         let dispatcher = Dispatcher { profiles };
         let gaps = engine.project.config.ask.gaps.then(|| GapLog::new(&engine.project.state_dir()));
+        let rewriter = generator.as_ref().filter(|_| engine.project.config.llm.rewrite).map(|g| {
+            rewrite::Rewriter::new(g.clone(), Some(engine.project.state_dir().join("cache/llm-rewrites.jsonl")))
+        });
         let mut assistant =
-            Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new(), gaps, generator };
+            Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new(), gaps, generator, rewriter };
         let (model, labelled) = tune::load_or_fit(&assistant)?;
         assistant.model = model;
         assistant.labelled = labelled;
@@ -123,6 +129,7 @@ impl Assistant {
     /// Answers extractively even when an LLM is configured.
     pub fn without_llm(mut self) -> Assistant {
         self.generator = None;
+        self.rewriter = None;
         self
     }
 
@@ -278,9 +285,16 @@ impl Assistant {
         // Route (a follow-up borrows the previous question's key terms and skill).
         let route_started = Instant::now();
         let follow_up = conversation.and_then(|c| c.follow_up(&text));
-        let retrieval_text = match &follow_up {
-            Some(f) => format!("{} {}", f.key_terms.join(" "), text),
-            None => text.clone(),
+        // With an LLM that rewrites, a follow-up becomes a standalone question; without, it borrows
+        // the previous question's key terms.
+        let standalone = match (&follow_up, &self.rewriter, conversation) {
+            (Some(_), Some(r), Some(c)) => r.standalone(&c.questions(), &text, chinese),
+            _ => None,
+        };
+        let retrieval_text = match (&follow_up, standalone) {
+            (_, Some(rewritten)) => rewritten,
+            (Some(f), None) => format!("{} {}", f.key_terms.join(" "), text),
+            (None, None) => text.clone(),
         };
         let all: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
         let targets = match &options.skill {
@@ -342,6 +356,12 @@ impl Assistant {
         let config = &self.engine.project.config.ask;
         let mut kept: Vec<(Hit, f32)> = Vec::new();
         let mut weak_skills = Vec::new();
+        let mut rescued = false;
+        // With a rewriting LLM, the last retry is the model's own query (below).
+        let max_attempts = match &self.rewriter {
+            Some(_) => config.max_attempts.saturating_sub(1).max(1),
+            None => config.max_attempts,
+        };
         let mut context_k = config.context_k;
         for skill_id in &route.skills {
             let skill = self.engine.skill(skill_id)?;
@@ -357,7 +377,7 @@ impl Assistant {
                 &stats,
                 probes.get(skill_id).cloned(),
                 config.hits,
-                config.max_attempts,
+                max_attempts,
                 &answerable,
             )?;
             answer.attempts = answer.attempts.max(retrieved.attempts);
@@ -368,6 +388,12 @@ impl Assistant {
             }
             if retrieved.strong {
                 kept.extend(retrieve::filter(&retrieved.probe, self.model.evidence));
+            } else if let Some((query, hits)) = self.rescue(skill, &question.text, context_k, chinese)? {
+                // The lexical evidence check cannot judge another wording: the model does.
+                answer.attempts += 1;
+                answer.queries.push(query);
+                kept.extend(hits.into_iter().map(|h| (h, 0.0)));
+                rescued = true;
             } else {
                 weak_skills.push(skill_id.clone());
             }
@@ -393,8 +419,19 @@ impl Assistant {
 
         // Compile the context; the LLM writes the answer from it, or it is extracted.
         let generate_started = Instant::now();
-        answer.context =
-            compile::compile(&answer.hits, context_k.max(1), config.per_source.max(1), config.context_chars);
+        // With a local model the budget is in its own tokens: prompt length is its main cost.
+        let count_tokens = |text: &str| {
+            self.generator.as_ref().and_then(|g| g.count_tokens(text)).unwrap_or_else(|| text.chars().count())
+        };
+        let budget = match self.generator.as_ref().and_then(|g| g.count_tokens("")) {
+            Some(_) => compile::Budget {
+                limit: self.engine.project.config.llm.context_tokens,
+                unit: "tokens",
+                measure: &count_tokens,
+            },
+            None => compile::Budget::chars(config.context_chars),
+        };
+        answer.context = compile::compile(&answer.hits, context_k.max(1), config.per_source.max(1), budget);
         let (text, citations) = extract::extract(&question, &stats, &answer.context);
         answer.answer = text;
         answer.citations = citations;
@@ -408,15 +445,22 @@ impl Assistant {
                 min_support: llm.min_support,
             };
             let messages = generate::prompt(skill, &answer.context, &answer.query, question.language, llm.judge);
+            let settings = generate::Settings { judge: settings.judge || rescued, ..settings };
             match generate::write(generator.as_ref(), messages, &answer.context, &settings, chinese, on_text) {
                 Ok(written) if written.judged_not_found => {
-                    answer.generation = Some(written.info);
+                    answer.generation = Some(GenerationInfo { rescued, ..written.info });
                     answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
                 }
                 Ok(written) => {
                     answer.answer = written.text;
                     answer.citations = written.citations;
-                    answer.generation = Some(written.info);
+                    answer.generation = Some(GenerationInfo { rescued, ..written.info });
+                }
+                Err(fallback) if rescued => {
+                    // Weak evidence the model could not use: the extractive answer would be weak too.
+                    let Fallback { reason, info } = *fallback;
+                    answer.generation = Some(GenerationInfo { rescued, fallback: Some(reason), ..info });
+                    answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
                 }
                 Err(fallback) => {
                     let Fallback { reason, mut info } = *fallback;
@@ -432,6 +476,23 @@ impl Assistant {
         }
         answer.timings_ms.generate = ms(generate_started);
         Ok(self.finish(answer, started))
+    }
+
+    /// The agent loop's last retry: the LLM's search query for the question, in the skill.
+    /// `None` without a rewriting LLM, or when its query finds nothing.
+    fn rescue(
+        &self,
+        skill: &skillrag_skill::Skill,
+        question: &str,
+        k: usize,
+        chinese: bool,
+    ) -> Result<Option<(String, Vec<Hit>)>, EngineError> {
+        let Some(rewriter) = &self.rewriter else { return Ok(None) };
+        let Some(query) = rewriter.search_query(&skill.description, question, chinese) else { return Ok(None) };
+        let prepared = self.engine.prepare_query(&query, Mode::Hybrid)?;
+        let options = SearchOptions { skills: vec![skill.id.clone()], k: Some(k.max(1)), ..Default::default() };
+        let hits = self.engine.search_prepared(&query, &prepared, &options)?.hits;
+        Ok((!hits.is_empty()).then_some((query, hits)))
     }
 
     fn finish(&self, mut answer: Answer, started: Instant) -> Answer {

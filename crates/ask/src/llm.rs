@@ -23,7 +23,6 @@ pub fn open_generator(engine: &Engine) -> Result<Option<Arc<dyn Generator>>, Gen
     }
     let Some(path) = engine.project.config.llm_gguf_path(&engine.project.root) else { return Ok(None) };
     let options = GgufOptions {
-        threads: (config.threads > 0).then_some(config.threads),
         // The faster requantized copy lives with the project's other caches.
         cache_dir: Some(engine.project.state_dir().join("cache/llm")),
         seed: 0,

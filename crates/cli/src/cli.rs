@@ -66,7 +66,7 @@ pub enum Command {
     Sources(SourcesArgs),
     /// Answer one question: routed, retrieved, cited — or refused with a reason.
     #[command(
-        after_help = "Examples:\n  skillrag ask \"试用期最长可以约定多久？\"\n  skillrag ask \"How do I reset the router?\" --json"
+        after_help = "With an LLM configured ([llm] in skillrag.toml, or SKILLRAG_LLM_BASE_URL + SKILLRAG_LLM_MODEL,\nor SKILLRAG_LLM_GGUF), the model writes the answer from the same context; each sentence is\nchecked against the passage it cites before it is printed. See docs/llm.md.\n\nExamples:\n  skillrag ask \"试用期最长可以约定多久？\"\n  skillrag ask \"How do I reset the router?\" --json\n  SKILLRAG_LLM_BASE_URL=http://127.0.0.1:11434/v1 SKILLRAG_LLM_MODEL=qwen2.5:7b skillrag ask \"年休假有几天？\"\n  skillrag ask \"年休假有几天？\" --no-llm"
     )]
     Ask(AskArgs),
     /// Chat in a loop; follow-ups such as "那试用期呢？" keep the previous skill and key terms.
@@ -310,4 +310,7 @@ pub struct EvalArgs {
     /// Only the first N questions (for a quick look).
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Answer extractively even when an LLM is configured.
+    #[arg(long)]
+    pub no_llm: bool,
 }

@@ -102,7 +102,9 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     assert!(lines[0]["generation"]["model"].is_string(), "{}", lines[0]);
     assert!(lines[1]["generation"].is_null(), "chitchat needs no model: {}", lines[1]);
 
+    // Chat with rewriting: the follow-up is retrieved as the model's standalone question.
     let mut cmd = with_llm(skillrag(dir, &["chat", "--json"]), &url, &model);
+    cmd.env("SKILLRAG_LLM_REWRITE", "true");
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all("绿茶用多少度的水泡？\n那红茶呢？\n".as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -110,6 +112,11 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
         String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(turns.len(), 2, "{}", stderr(&out));
     assert_eq!(turns[1]["route"]["skills"][0], "tea-brewing", "the follow-up keeps the skill: {}", turns[1]);
+    let first_query = turns[1]["queries"][0].as_str().unwrap();
+    assert_ne!(first_query, "那红茶呢？", "retrieved as the model's standalone question");
+    // It is the model's rewrite (not key terms + question), cached with the project for the next run.
+    let cache = std::fs::read_to_string(dir.join(".skillrag/cache/llm-rewrites.jsonl")).unwrap();
+    assert!(cache.contains(first_query), "{cache}");
 }
 
 #[test]
@@ -144,4 +151,40 @@ fn a_missing_gguf_file_is_a_clear_error() {
     let mut cmd = skillrag(project.path(), &["route", "How do I factory reset the router?"]);
     cmd.env("SKILLRAG_LLM_GGUF", "models/nowhere.gguf");
     assert!(cmd.output().unwrap().status.success());
+}
+
+#[test]
+fn ask_with_a_local_gguf_model_in_process() {
+    let Some(gguf) = std::env::var_os("SKILLRAG_TEST_LLM_GGUF") else {
+        assert!(
+            std::env::var("SKILLRAG_TEST_REQUIRE_LLM").as_deref() != Ok("1"),
+            "SKILLRAG_TEST_LLM_GGUF is not set: run `eval \"$(scripts/setup-llm)\"`"
+        );
+        eprintln!("skipped: no local GGUF model (SKILLRAG_TEST_LLM_GGUF)");
+        return;
+    };
+    let project = demo_indexed();
+    let mut cmd = skillrag(project.path(), &["ask", "How do I factory reset the router?", "--json"]);
+    // A small context and a short answer: the CPU reads the prompt at a few dozen tokens/s.
+    cmd.env("SKILLRAG_LLM_GGUF", &gguf).env("SKILLRAG_LLM_MAX_TOKENS", "60").env("SKILLRAG_LLM_CONTEXT_TOKENS", "300");
+    let answer = output_json(cmd);
+    let generation = &answer["generation"];
+    assert!(generation["model"].as_str().unwrap().starts_with("gguf:"), "{generation}");
+    assert!(generation["fallback"].is_null() || generation["supported"] == 0, "{generation}");
+    assert_eq!(answer["context"]["unit"], "tokens", "budgeted in the model's tokens");
+    assert!(
+        answer["context"]["used"].as_u64().unwrap() <= 300
+            || answer["context"]["pieces"].as_array().unwrap().len() == 1
+    );
+    assert!(generation["prompt_tokens"].as_u64().unwrap() > 0 && generation["completion_tokens"].as_u64().unwrap() > 0);
+    if answer["refusal"].is_null() {
+        assert_citations_hold(&answer);
+    }
+    // The requantized copy is cached with the project.
+    let cache = project.path().join(".skillrag/cache/llm");
+    assert!(std::fs::read_dir(&cache).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with("-q8_0.gguf")));
 }

@@ -42,16 +42,21 @@ pub struct LlmConfig {
     pub gguf: String,
     /// Most tokens in one answer.
     pub max_tokens: usize,
+    /// Context budget in the model's tokens, when its tokenizer is known (a local GGUF model);
+    /// `[ask] context_chars` otherwise. On a CPU, reading the prompt is most of the wait.
+    pub context_tokens: usize,
     pub temperature: f32,
     /// Seconds to wait for the answer to start, and for each next piece of it.
     pub timeout_secs: u64,
     /// Further attempts after a connection failure, a timeout, 429 or 5xx.
     pub retries: u32,
-    /// CPU threads for a local model; 0 = all cores.
-    pub threads: usize,
     /// Let the model judge the evidence: when it says the context does not answer the question,
     /// the answer is a `not_found` refusal.
     pub judge: bool,
+    /// Let the model rewrite queries: follow-ups into standalone questions, and — as the last
+    /// retry when retrieval stays weak — the question into the knowledge base's own terms, the
+    /// model then judging what that finds. Rewrites are cached in `<state>/cache/llm-rewrites.jsonl`.
+    pub rewrite: bool,
     /// Share of an answer sentence's terms its cited passage must contain; sentences below are
     /// dropped (and the extractive answer given when none remain).
     pub min_support: f32,
@@ -63,12 +68,13 @@ impl Default for LlmConfig {
             base_url: String::new(),
             model: String::new(),
             gguf: String::new(),
-            max_tokens: 400,
+            max_tokens: 256,
+            context_tokens: 1200,
             temperature: 0.0,
             timeout_secs: 60,
             retries: 2,
-            threads: 0,
             judge: true,
+            rewrite: false,
             min_support: 0.5,
         }
     }
@@ -507,12 +513,13 @@ model = ""               # e.g. "deepseek-chat"; env SKILLRAG_LLM_MODEL
 # Or a local GGUF model run in-process (Qwen2 and Llama families); `scripts/setup-llm model`
 # installs Qwen2.5-Coder-0.5B-Instruct. Env SKILLRAG_LLM_GGUF.
 gguf = ""
-max_tokens = 400         # most tokens in one answer
+max_tokens = 256         # most tokens in one answer
+context_tokens = 1200    # context budget in the model's tokens (local GGUF; else [ask] context_chars)
 temperature = 0.0
 timeout_secs = 60        # wait for the answer to start, and for each next piece
 retries = 2              # after a connection failure, timeout, 429 or 5xx
-threads = 0              # CPU threads for a local model; 0 = all cores
 judge = true             # the model may say the context does not answer → not_found
+rewrite = false          # the model rewrites follow-ups, and weak queries as the last retry
 min_support = 0.5        # share of a sentence's terms its cited passage must contain
 
 [serve]

@@ -83,6 +83,21 @@ pub struct Metrics {
     pub chitchat: usize,
     /// Share of chitchat rows handled by the gate, without retrieval.
     pub chitchat_without_retrieval: Option<f64>,
+    /// Share of fact rows whose answer text contains one of the gold answer strings.
+    #[serde(default)]
+    pub answer_contains_gold: Option<f64>,
+    /// Answers the LLM wrote, and the checked share of their sentences that their citation
+    /// supports (before unsupported ones were left out); `null` without an LLM.
+    #[serde(default)]
+    pub llm_answers: usize,
+    #[serde(default)]
+    pub sentences_supported: Option<f64>,
+    /// Questions where the LLM failed or nothing it wrote was supported (extractive answer given).
+    #[serde(default)]
+    pub llm_fallbacks: usize,
+    /// Mean decode speed of the LLM, tokens/s.
+    #[serde(default)]
+    pub tokens_per_second: Option<f64>,
 }
 
 /// Latency percentiles (ms) of one pipeline stage.
@@ -132,6 +147,12 @@ struct Tally {
     oos_rejected: usize,
     chitchat: usize,
     gated: usize,
+    gold_in_answer: usize,
+    llm_answers: usize,
+    sentences: usize,
+    supported: usize,
+    fallbacks: usize,
+    speeds: Vec<f64>,
 }
 
 impl Tally {
@@ -148,6 +169,9 @@ impl Tally {
                     self.rr += if r <= 10 { 1.0 / r as f64 } else { 0.0 };
                 }
                 self.refused_facts += refusal.is_some() as usize;
+                self.gold_in_answer += (refusal.is_none()
+                    && row.answers.iter().any(|a| !a.is_empty() && answer.answer.contains(a.as_str())))
+                    as usize;
             }
             "unanswerable" => {
                 self.unanswerable += 1;
@@ -162,6 +186,18 @@ impl Tally {
                 self.gated += (answer.route.gate.is_some() && !answer.retrieved) as usize;
             }
             _ => {}
+        }
+        if let Some(g) = &answer.generation {
+            if g.fallback.is_some() {
+                self.fallbacks += 1;
+            } else {
+                self.llm_answers += 1;
+                self.sentences += g.sentences;
+                self.supported += g.supported;
+            }
+            if g.tokens_per_second > 0.0 {
+                self.speeds.push(g.tokens_per_second);
+            }
         }
     }
 
@@ -181,6 +217,12 @@ impl Tally {
             out_of_scope_rejected: rate(self.oos_rejected, self.oos),
             chitchat: self.chitchat,
             chitchat_without_retrieval: rate(self.gated, self.chitchat),
+            answer_contains_gold: rate(self.gold_in_answer, self.fact),
+            llm_answers: self.llm_answers,
+            sentences_supported: rate(self.supported, self.sentences),
+            llm_fallbacks: self.fallbacks,
+            tokens_per_second: (!self.speeds.is_empty())
+                .then(|| self.speeds.iter().sum::<f64>() / self.speeds.len() as f64),
         }
     }
 }
@@ -270,7 +312,7 @@ fn pct(v: Option<f64>) -> String {
 /// Reads one metric of a group.
 type MetricOf = fn(&Metrics) -> Option<f64>;
 
-const METRIC_ROWS: [(&str, MetricOf); 8] = [
+const METRIC_ROWS: [(&str, MetricOf); 11] = [
     ("routing accuracy", |m| m.routing_accuracy),
     ("hit@1 (fact)", |m| m.hit_at_1),
     ("hit@5 (fact)", |m| m.hit_at_5),
@@ -279,6 +321,9 @@ const METRIC_ROWS: [(&str, MetricOf); 8] = [
     ("unanswerable → not_found", |m| m.unanswerable_not_found),
     ("out_of_scope rejected", |m| m.out_of_scope_rejected),
     ("chitchat without retrieval", |m| m.chitchat_without_retrieval),
+    ("answer contains gold (fact)", |m| m.answer_contains_gold),
+    ("answer sentences supported (LLM)", |m| m.sentences_supported),
+    ("LLM tokens/s", |m| m.tokens_per_second),
 ];
 
 /// The report as Markdown; with `others`, the systems side by side.

@@ -37,7 +37,8 @@ pub fn eval(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     let progress = crate::progress::Bars::new();
     let report = engine.index(&Default::default(), &progress)?;
     eprintln!("index ready: {} chunks", report.skills.iter().map(|s| s.chunks).sum::<usize>());
-    let assistant = Assistant::open(engine)?.without_gap_log();
+    let assistant = if args.no_llm { Assistant::open_with(engine, None)? } else { Assistant::open(engine)? };
+    let assistant = assistant.without_gap_log();
     warn_if_tuned_on(&assistant, &rows);
     let model = assistant.router();
     eprintln!(

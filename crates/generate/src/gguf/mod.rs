@@ -38,11 +38,6 @@ const SUPPORTED: &str = "qwen2, llama";
 /// How to open a GGUF model.
 #[derive(Debug, Clone, Default)]
 pub struct GgufOptions {
-    /// CPU threads for inference. candle sizes its worker pool once per process from
-    /// `CANDLE_NUM_THREADS`, so this sets that variable when it is unset and takes effect
-    /// only if no model has run in this process yet. `None`: candle's default (the
-    /// physical cores).
-    pub threads: Option<usize>,
     /// Where a Q8_0 copy of a Q4/Q5 file is kept (none: the file is used as is).
     pub cache_dir: Option<PathBuf>,
     /// Sampling seed when temperature > 0.
@@ -109,12 +104,6 @@ impl GgufGenerator {
     /// unreadable file, a file that is not GGUF, or an unsupported architecture.
     pub fn open(path: &Path, options: GgufOptions) -> Result<GgufGenerator, GenerateError> {
         let started = Instant::now();
-        if let Some(threads) = options.threads.filter(|t| *t > 0) {
-            if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
-                // candle reads this once, when its worker pool first starts.
-                std::env::set_var("CANDLE_NUM_THREADS", threads.to_string());
-            }
-        }
         let (content, reader) = read_content(path)?;
         let architecture = content
             .metadata
