@@ -140,6 +140,17 @@ impl ContextPiece {
     pub fn location(&self) -> String {
         skillrag_core::cited_location(&self.source, self.pages)
     }
+
+    /// The citation an answer gives for this piece.
+    pub fn citation(&self) -> Citation {
+        Citation {
+            n: self.n,
+            skill: self.skill.clone(),
+            source: self.source.clone(),
+            heading: self.heading.clone(),
+            pages: self.pages,
+        }
+    }
 }
 
 /// The material an answer may draw on, in tier order, within the budget.

@@ -21,6 +21,8 @@ struct Turn {
 #[derive(Debug, Clone, Default)]
 pub struct Conversation {
     turns: Vec<Turn>,
+    /// LLM tokens (prompt + answer) spent in this conversation, for its budget.
+    llm_tokens: usize,
 }
 
 const FOLLOW_UP_OPENERS_ZH: &[&str] = &["那", "那么", "如果", "还有", "另外", "再问", "那要是", "要是", "换成", "同样"];
@@ -34,11 +36,19 @@ impl Conversation {
 
     /// Remembers an answered turn (refused or gated turns leave the topic as it was).
     pub fn record(&mut self, question: &str, answer: &Answer) {
+        if let Some(g) = &answer.generation {
+            self.llm_tokens += g.prompt_tokens + g.completion_tokens;
+        }
         let routed = matches!(answer.route.decision, Decision::Single | Decision::Multi);
         if routed && answer.refusal.is_none() {
             let key_terms = skillrag_text::keywords(question, 4);
             self.turns.push(Turn { question: question.to_string(), skills: answer.route.skills.clone(), key_terms });
         }
+    }
+
+    /// LLM tokens spent so far.
+    pub fn llm_tokens(&self) -> usize {
+        self.llm_tokens
     }
 
     /// The answered questions so far, oldest first.
@@ -93,5 +103,18 @@ mod tests {
         assert!(!f.key_terms.is_empty());
         assert!(c.follow_up("What about MERS?").is_some());
         assert!(c.follow_up("职工累计工作满十年的，年休假是几天？").is_none());
+        assert_eq!(c.questions(), vec!["用人单位解除劳动合同要支付经济补偿吗？"]);
+    }
+
+    #[test]
+    fn counts_llm_tokens_of_every_turn() {
+        let mut c = Conversation::new();
+        let mut answer = answered("labor-law");
+        answer.generation =
+            Some(crate::GenerationInfo { prompt_tokens: 900, completion_tokens: 60, ..Default::default() });
+        c.record("试用期多长？", &answer);
+        answer.refusal = Some(crate::Refusal { kind: crate::RefusalKind::NotFound, message: String::new() });
+        c.record("那加班呢？", &answer);
+        assert_eq!(c.llm_tokens(), 1920, "refused turns spent tokens too");
     }
 }

@@ -1,7 +1,7 @@
 //! The extractive answer (DESIGN.md §4.8, no LLM): the sentences of the context that best cover
 //! the question, each followed by its `[n]`. Every word of the answer comes from a retrieved chunk.
 
-use crate::answer::{marker_len, Citation, Context};
+use crate::answer::{marker_len, Citation, Context, ContextPiece};
 use crate::evidence::{text_coverage, TermStats};
 use crate::route::Question;
 
@@ -57,17 +57,8 @@ pub fn extract(question: &Question, stats: &TermStats, context: &Context) -> (St
         })
         .collect::<Vec<_>>()
         .join(separator);
-    let citations = used
-        .into_iter()
-        .filter_map(|n| context.pieces.iter().find(|p| p.n == n))
-        .map(|p| Citation {
-            n: p.n,
-            skill: p.skill.clone(),
-            source: p.source.clone(),
-            heading: p.heading.clone(),
-            pages: p.pages,
-        })
-        .collect();
+    let citations =
+        used.into_iter().filter_map(|n| context.pieces.iter().find(|p| p.n == n)).map(ContextPiece::citation).collect();
     (text, citations)
 }
 

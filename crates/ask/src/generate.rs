@@ -9,7 +9,7 @@
 //! nothing unsupported is ever shown, even while streaming. An answer with no supported
 //! sentence, or an LLM failure, falls back to the extractive answer with a notice.
 
-use crate::answer::{marker_len, Citation, Context, GenerationInfo};
+use crate::answer::{marker_len, Citation, Context, ContextPiece, GenerationInfo};
 use skillrag_core::Language;
 use skillrag_generate::{ChatRequest, Generator, Message};
 use skillrag_skill::Skill;
@@ -88,6 +88,66 @@ pub fn prompt(skill: &Skill, context: &Context, question: &str, language: Langua
     vec![Message::system(system), Message::user(user)]
 }
 
+/// The reply to a gated request (small talk, or an operation on text the user supplies) with the
+/// LLM, without retrieval. Nothing from a knowledge base is involved, so there is nothing to
+/// cite or check; the system prompt keeps the model from answering knowledge questions here.
+pub fn reply_without_retrieval(
+    generator: &dyn Generator,
+    kind: crate::gate::GateKind,
+    text: &str,
+    skills: &[(String, String)],
+    settings: &Settings,
+    chinese: bool,
+    on_text: Option<OnText<'_>>,
+) -> Result<(String, GenerationInfo), Box<Fallback>> {
+    let list = skills.iter().map(|(id, d)| format!("{id}: {d}")).collect::<Vec<_>>().join("\n");
+    let system = match (kind, chinese) {
+        (crate::gate::GateKind::Chitchat, true) => format!(
+            "你是知识助手 skillrag，可以回答这些技能范围内的问题：\n{list}\n请用一两句话礼貌地回应用户的寒暄，\
+             不要回答任何知识性问题。"
+        ),
+        (crate::gate::GateKind::Chitchat, false) => format!(
+            "You are skillrag, a knowledge assistant for these skills:\n{list}\nReply to the user's small \
+             talk politely in one or two sentences. Do not answer knowledge questions here."
+        ),
+        (crate::gate::GateKind::Rewrite, true) => {
+            "按用户的要求处理用户给出的文字（润色、改写、翻译、缩写等），只输出结果，不要添加原文没有的事实。"
+                .to_string()
+        }
+        (crate::gate::GateKind::Rewrite, false) => "Do what the user asks with the text they give (polish, \
+            rewrite, translate, shorten…). Output only the result; add no facts the text does not contain."
+            .to_string(),
+    };
+    let mut info = GenerationInfo { model: generator.describe(), ..Default::default() };
+    let request = ChatRequest {
+        messages: vec![Message::system(system), Message::user(text)],
+        max_tokens: settings.max_tokens,
+        temperature: settings.temperature,
+        stop: Vec::new(),
+    };
+    let mut on_text = on_text;
+    let result = generator.generate(&request, &mut |piece| {
+        if let Some(f) = on_text.as_mut() {
+            f(piece);
+        }
+    });
+    match result {
+        Ok(g) => {
+            info.prompt_tokens = g.prompt_tokens;
+            info.completion_tokens = g.completion_tokens;
+            info.first_token_ms = g.first_token.as_secs_f64() * 1000.0;
+            info.tokens_per_second = g.tokens_per_second();
+            info.raw = g.text.clone();
+            let reply = g.text.trim().to_string();
+            if reply.is_empty() {
+                return Err(Box::new(Fallback { reason: "the model's reply was empty".into(), info }));
+            }
+            Ok((reply, info))
+        }
+        Err(e) => Err(Box::new(Fallback { reason: e.to_string(), info })),
+    }
+}
+
 /// Runs the model and checks its answer. `Err` says why the extractive answer is given instead.
 pub fn write(
     generator: &dyn Generator,
@@ -110,11 +170,7 @@ pub fn write(
             return;
         }
         for sentence in take_complete(&mut buffer) {
-            if let Some(text) = checker.check(&sentence) {
-                if let Some(f) = on_text.as_mut() {
-                    f(&text);
-                }
-            }
+            checker.check_and_show(&sentence, &mut on_text);
         }
     });
     let generation = match result {
@@ -139,11 +195,7 @@ pub fn write(
         last.pop();
     }
     for sentence in last {
-        if let Some(text) = checker.check(&sentence) {
-            if let Some(f) = on_text.as_mut() {
-                f(&text);
-            }
-        }
+        checker.check_and_show(&sentence, &mut on_text);
     }
     info.sentences = checker.sentences;
     info.supported = checker.supported;
@@ -161,13 +213,7 @@ pub fn write(
         .cited
         .iter()
         .filter_map(|n| context.pieces.iter().find(|p| p.n == *n))
-        .map(|p| Citation {
-            n: p.n,
-            skill: p.skill.clone(),
-            source: p.source.clone(),
-            heading: p.heading.clone(),
-            pages: p.pages,
-        })
+        .map(ContextPiece::citation)
         .collect();
     Ok(Written { text: checker.text.trim().to_string(), citations, info, judged_not_found: false })
 }
@@ -226,6 +272,13 @@ impl<'a> Checker<'a> {
             supported: 0,
             unsupported: Vec::new(),
             removed: Vec::new(),
+        }
+    }
+
+    /// Checks a sentence and hands it to the stream when it may be shown.
+    fn check_and_show(&mut self, sentence: &str, on_text: &mut Option<OnText<'_>>) {
+        if let (Some(text), Some(f)) = (self.check(sentence), on_text.as_mut()) {
+            f(&text);
         }
     }
 

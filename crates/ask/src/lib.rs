@@ -274,6 +274,29 @@ impl Assistant {
                     self.engine.skills().iter().map(|s| (s.id.clone(), s.description.clone())).collect();
                 answer.route = gated_route(kind);
                 answer.answer = gate::reply(kind, chinese, &skills);
+                let llm = &self.engine.project.config.llm;
+                if let Some(generator) = self.generator.as_ref().filter(|_| llm.chitchat) {
+                    let settings = self.generate_settings();
+                    match generate::reply_without_retrieval(
+                        generator.as_ref(),
+                        kind,
+                        &text,
+                        &skills,
+                        &settings,
+                        chinese,
+                        on_text,
+                    ) {
+                        Ok((reply, info)) => {
+                            answer.answer = reply;
+                            answer.generation = Some(info);
+                        }
+                        Err(fallback) => {
+                            let Fallback { reason, info } = *fallback;
+                            answer.warnings.push(llm_failed_warning(&reason, chinese));
+                            answer.generation = Some(GenerationInfo { fallback: Some(reason), ..info });
+                        }
+                    }
+                }
                 answer.timings_ms.gate = ms(started);
                 answer.timings_ms.total = answer.timings_ms.gate;
                 self.record(&answer);
@@ -435,15 +458,20 @@ impl Assistant {
         let (text, citations) = extract::extract(&question, &stats, &answer.context);
         answer.answer = text;
         answer.citations = citations;
-        if let Some(generator) = &self.generator {
+        // The conversation's LLM budget, enforced here rather than left to the model.
+        let budget = self.engine.project.config.llm.conversation_tokens;
+        let over_budget = budget > 0 && conversation.is_some_and(|c| c.llm_tokens() >= budget);
+        if over_budget && self.generator.is_some() {
+            answer.warnings.push(if chinese {
+                format!("本次对话已用完大模型额度（{budget} 个 token），以下为从知识库摘取的答案。")
+            } else {
+                format!("This conversation has used its LLM budget ({budget} tokens); this is the extractive answer.")
+            });
+        }
+        if let Some(generator) = self.generator.as_ref().filter(|_| !over_budget) {
             let skill = self.engine.skill(&route.skills[0])?;
             let llm = &self.engine.project.config.llm;
-            let settings = generate::Settings {
-                max_tokens: llm.max_tokens,
-                temperature: llm.temperature,
-                judge: llm.judge,
-                min_support: llm.min_support,
-            };
+            let settings = self.generate_settings();
             let messages = generate::prompt(skill, &answer.context, &answer.query, question.language, llm.judge);
             let settings = generate::Settings { judge: settings.judge || rescued, ..settings };
             match generate::write(generator.as_ref(), messages, &answer.context, &settings, chinese, on_text) {
@@ -463,19 +491,24 @@ impl Assistant {
                     answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
                 }
                 Err(fallback) => {
-                    let Fallback { reason, mut info } = *fallback;
-                    answer.warnings.push(if chinese {
-                        format!("大模型未能回答（{reason}），以下为从知识库摘取的答案。")
-                    } else {
-                        format!("The LLM could not answer ({reason}); this is the extractive answer.")
-                    });
-                    info.fallback = Some(reason);
-                    answer.generation = Some(info);
+                    let Fallback { reason, info } = *fallback;
+                    answer.warnings.push(llm_failed_warning(&reason, chinese));
+                    answer.generation = Some(GenerationInfo { fallback: Some(reason), ..info });
                 }
             }
         }
         answer.timings_ms.generate = ms(generate_started);
         Ok(self.finish(answer, started))
+    }
+
+    fn generate_settings(&self) -> generate::Settings {
+        let llm = &self.engine.project.config.llm;
+        generate::Settings {
+            max_tokens: llm.max_tokens,
+            temperature: llm.temperature,
+            judge: llm.judge,
+            min_support: llm.min_support,
+        }
     }
 
     /// The agent loop's last retry: the LLM's search query for the question, in the skill.
@@ -577,6 +610,15 @@ impl Assistant {
         if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
             let _ = writeln!(f, "{line}");
         }
+    }
+}
+
+/// The notice that goes with the extractive (or fixed) answer when the LLM failed.
+fn llm_failed_warning(reason: &str, chinese: bool) -> String {
+    if chinese {
+        format!("大模型未能回答（{reason}），以下为不经大模型的答案。")
+    } else {
+        format!("The LLM could not answer ({reason}); this is the answer without it.")
     }
 }
 

@@ -57,6 +57,11 @@ pub struct LlmConfig {
     /// retry when retrieval stays weak — the question into the knowledge base's own terms, the
     /// model then judging what that finds. Rewrites are cached in `<state>/cache/llm-rewrites.jsonl`.
     pub rewrite: bool,
+    /// Reply to small talk and text operations (polish, translate…) with the model, without
+    /// retrieval; otherwise a fixed reply.
+    pub chitchat: bool,
+    /// LLM tokens one conversation (`chat`) may spend; beyond, answers are extractive. 0 = no limit.
+    pub conversation_tokens: usize,
     /// Share of an answer sentence's terms its cited passage must contain; sentences below are
     /// dropped (and the extractive answer given when none remain).
     pub min_support: f32,
@@ -75,6 +80,8 @@ impl Default for LlmConfig {
             retries: 2,
             judge: true,
             rewrite: false,
+            chitchat: true,
+            conversation_tokens: 50_000,
             min_support: 0.5,
         }
     }
@@ -520,6 +527,8 @@ timeout_secs = 60        # wait for the answer to start, and for each next piece
 retries = 2              # after a connection failure, timeout, 429 or 5xx
 judge = true             # the model may say the context does not answer → not_found
 rewrite = false          # the model rewrites follow-ups, and weak queries as the last retry
+chitchat = true          # the model replies to small talk and text operations (no retrieval)
+conversation_tokens = 50000  # LLM tokens one chat may spend, then extractive answers (0 = no limit)
 min_support = 0.5        # share of a sentence's terms its cited passage must contain
 
 [serve]
