@@ -267,6 +267,21 @@ impl Assistant {
         let mut answer = Answer::new(options.id.clone(), text.clone());
         let ms = |a: Instant| a.elapsed().as_secs_f64() * 1000.0;
 
+        // The conversation's LLM budget, enforced here rather than left to the model: beyond it,
+        // no rewriting and extractive answers.
+        let token_budget = self.engine.project.config.llm.conversation_tokens;
+        let llm_allowed = !(token_budget > 0 && conversation.is_some_and(|c| c.llm_tokens() >= token_budget));
+        if !llm_allowed && self.generator.is_some() {
+            answer.warnings.push(if chinese {
+                format!("本次对话已用完大模型额度（{token_budget} 个 token），以下为不经大模型的答案。")
+            } else {
+                format!(
+                    "This conversation has used its LLM budget ({token_budget} tokens); this is the answer without it."
+                )
+            });
+        }
+        let rewriter = self.rewriter.as_ref().filter(|_| llm_allowed);
+
         // Gate.
         if options.skill.is_none() {
             if let Some(kind) = gate::classify(&text) {
@@ -275,7 +290,7 @@ impl Assistant {
                 answer.route = gated_route(kind);
                 answer.answer = gate::reply(kind, chinese, &skills);
                 let llm = &self.engine.project.config.llm;
-                if let Some(generator) = self.generator.as_ref().filter(|_| llm.chitchat) {
+                if let Some(generator) = self.generator.as_ref().filter(|_| llm.chitchat && llm_allowed) {
                     let settings = self.generate_settings();
                     match generate::reply_without_retrieval(
                         generator.as_ref(),
@@ -310,7 +325,7 @@ impl Assistant {
         let follow_up = conversation.and_then(|c| c.follow_up(&text));
         // With an LLM that rewrites, a follow-up becomes a standalone question; without, it borrows
         // the previous question's key terms.
-        let standalone = match (&follow_up, &self.rewriter, conversation) {
+        let standalone = match (&follow_up, rewriter, conversation) {
             (Some(_), Some(r), Some(c)) => r.standalone(&c.questions(), &text, chinese),
             _ => None,
         };
@@ -381,7 +396,7 @@ impl Assistant {
         let mut weak_skills = Vec::new();
         let mut rescued = false;
         // With a rewriting LLM, the last retry is the model's own query (below).
-        let max_attempts = match &self.rewriter {
+        let max_attempts = match rewriter {
             Some(_) => config.max_attempts.saturating_sub(1).max(1),
             None => config.max_attempts,
         };
@@ -411,7 +426,7 @@ impl Assistant {
             }
             if retrieved.strong {
                 kept.extend(retrieve::filter(&retrieved.probe, self.model.evidence));
-            } else if let Some((query, hits)) = self.rescue(skill, &question.text, context_k, chinese)? {
+            } else if let Some((query, hits)) = self.rescue(rewriter, skill, &question.text, context_k, chinese)? {
                 // The lexical evidence check cannot judge another wording: the model does.
                 answer.attempts += 1;
                 answer.queries.push(query);
@@ -458,22 +473,12 @@ impl Assistant {
         let (text, citations) = extract::extract(&question, &stats, &answer.context);
         answer.answer = text;
         answer.citations = citations;
-        // The conversation's LLM budget, enforced here rather than left to the model.
-        let budget = self.engine.project.config.llm.conversation_tokens;
-        let over_budget = budget > 0 && conversation.is_some_and(|c| c.llm_tokens() >= budget);
-        if over_budget && self.generator.is_some() {
-            answer.warnings.push(if chinese {
-                format!("本次对话已用完大模型额度（{budget} 个 token），以下为从知识库摘取的答案。")
-            } else {
-                format!("This conversation has used its LLM budget ({budget} tokens); this is the extractive answer.")
-            });
-        }
-        if let Some(generator) = self.generator.as_ref().filter(|_| !over_budget) {
+        if let Some(generator) = self.generator.as_ref().filter(|_| llm_allowed) {
             let skill = self.engine.skill(&route.skills[0])?;
-            let llm = &self.engine.project.config.llm;
-            let settings = self.generate_settings();
-            let messages = generate::prompt(skill, &answer.context, &answer.query, question.language, llm.judge);
-            let settings = generate::Settings { judge: settings.judge || rescued, ..settings };
+            // Evidence the lexical check could not judge is always judged by the model.
+            let defaults = self.generate_settings();
+            let settings = generate::Settings { judge: defaults.judge || rescued, ..defaults };
+            let messages = generate::prompt(skill, &answer.context, &answer.query, question.language, settings.judge);
             match generate::write(generator.as_ref(), messages, &answer.context, &settings, chinese, on_text) {
                 Ok(written) if written.judged_not_found => {
                     answer.generation = Some(GenerationInfo { rescued, ..written.info });
@@ -515,12 +520,13 @@ impl Assistant {
     /// `None` without a rewriting LLM, or when its query finds nothing.
     fn rescue(
         &self,
+        rewriter: Option<&rewrite::Rewriter>,
         skill: &skillrag_skill::Skill,
         question: &str,
         k: usize,
         chinese: bool,
     ) -> Result<Option<(String, Vec<Hit>)>, EngineError> {
-        let Some(rewriter) = &self.rewriter else { return Ok(None) };
+        let Some(rewriter) = rewriter else { return Ok(None) };
         let Some(query) = rewriter.search_query(&skill.description, question, chinese) else { return Ok(None) };
         let prepared = self.engine.prepare_query(&query, Mode::Hybrid)?;
         let options = SearchOptions { skills: vec![skill.id.clone()], k: Some(k.max(1)), ..Default::default() };

@@ -119,6 +119,20 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     // It is the model's rewrite (not key terms + question), cached with the project for the next run.
     let cache = std::fs::read_to_string(dir.join(".skillrag/cache/llm-rewrites.jsonl")).unwrap();
     assert!(cache.contains(first_query), "{cache}");
+
+    // A conversation's LLM budget is enforced in code: once spent, answers come without the model.
+    let mut cmd = with_llm(skillrag(dir, &["chat", "--json"]), &url, &model);
+    cmd.env("SKILLRAG_LLM_CONVERSATION_TOKENS", "10");
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all("How do I factory reset the router?\n你好\n".as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let turns: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(turns.len(), 2, "{}", stderr(&out));
+    assert!(turns[0]["generation"]["completion_tokens"].as_u64().unwrap() > 0, "{}", turns[0]);
+    assert!(turns[1]["generation"].is_null(), "{}", turns[1]);
+    let warnings = turns[1]["warnings"].to_string();
+    assert!(warnings.contains("额度") || warnings.contains("budget"), "{warnings}");
 }
 
 #[test]
