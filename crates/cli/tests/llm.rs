@@ -1,4 +1,4 @@
-//! Answers written by an LLM: a real OpenAI-compatible server (llama.cpp's `llama-server` with
+//! Answers written by an LLM: a real OpenAI-compatible server (llama.cpp's own C++ server with
 //! Qwen2.5-Coder-0.5B-Instruct, started by `scripts/setup-llm`), and what happens when the LLM
 //! is unreachable or misconfigured.
 mod common;
