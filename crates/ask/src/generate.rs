@@ -133,11 +133,7 @@ pub fn reply_without_retrieval(
     });
     match result {
         Ok(g) => {
-            info.prompt_tokens = g.prompt_tokens;
-            info.completion_tokens = g.completion_tokens;
-            info.first_token_ms = g.first_token.as_secs_f64() * 1000.0;
-            info.tokens_per_second = g.tokens_per_second();
-            info.raw = g.text.clone();
+            info.record(&g);
             let reply = g.text.trim().to_string();
             if reply.is_empty() {
                 return Err(Box::new(Fallback { reason: "the model's reply was empty".into(), info }));
@@ -180,11 +176,7 @@ pub fn write(
             return Err(Box::new(Fallback { reason: e.to_string(), info }));
         }
     };
-    info.prompt_tokens = generation.prompt_tokens;
-    info.completion_tokens = generation.completion_tokens;
-    info.first_token_ms = generation.first_token.as_secs_f64() * 1000.0;
-    info.tokens_per_second = generation.tokens_per_second();
-    info.raw = generation.text.clone();
+    info.record(&generation);
     if settings.judge && generation.text.trim().trim_end_matches(['.', '。']) == NOT_FOUND_SENTINEL {
         return Ok(Written { text: String::new(), citations: vec![], info, judged_not_found: true });
     }
@@ -218,9 +210,22 @@ pub fn write(
     Ok(Written { text: checker.text.trim().to_string(), citations, info, judged_not_found: false })
 }
 
+impl GenerationInfo {
+    /// Takes the model's counts, speed and raw text from a finished generation.
+    fn record(&mut self, g: &skillrag_generate::Generation) {
+        self.prompt_tokens = g.prompt_tokens;
+        self.completion_tokens = g.completion_tokens;
+        self.first_token_ms = g.first_token.as_secs_f64() * 1000.0;
+        self.tokens_per_second = g.tokens_per_second();
+        self.raw = g.text.clone();
+    }
+}
+
 /// A context passage as the check sees it.
 struct Passage {
     n: usize,
+    /// `skill/source`, as the prompt labels it.
+    label: String,
     terms: HashSet<String>,
     numbers: HashSet<String>,
 }
@@ -235,8 +240,7 @@ fn list_item_body(claim: &str) -> &str {
 }
 
 /// Checks sentences one at a time and builds the shown answer.
-struct Checker<'a> {
-    context: &'a Context,
+struct Checker {
     passages: Vec<Passage>,
     min_support: f32,
     chinese: bool,
@@ -249,19 +253,19 @@ struct Checker<'a> {
     removed: Vec<usize>,
 }
 
-impl<'a> Checker<'a> {
-    fn new(context: &'a Context, min_support: f32, chinese: bool) -> Checker<'a> {
+impl Checker {
+    fn new(context: &Context, min_support: f32, chinese: bool) -> Checker {
         let passages = context
             .pieces
             .iter()
             .map(|p| Passage {
                 n: p.n,
+                label: format!("{}/{}", p.skill, p.source),
                 terms: skillrag_text::analyze(&p.text).into_iter().collect(),
                 numbers: numbers(&p.text).into_iter().collect(),
             })
             .collect();
         Checker {
-            context,
             passages,
             min_support,
             chinese,
@@ -293,10 +297,9 @@ impl<'a> Checker<'a> {
         if claim.is_empty() {
             return None;
         }
-        let known: HashSet<usize> = self.context.pieces.iter().map(|p| p.n).collect();
         let mut cited: Vec<usize> = Vec::new();
         for n in markers {
-            if known.contains(&n) {
+            if self.passages.iter().any(|p| p.n == n) {
                 if !cited.contains(&n) {
                     cited.push(n);
                 }
@@ -305,7 +308,7 @@ impl<'a> Checker<'a> {
             }
         }
         // The model echoing a passage's label ("skill/source › heading") states nothing.
-        if self.context.pieces.iter().any(|p| body.contains(&format!("{}/{}", p.skill, p.source))) {
+        if self.passages.iter().any(|p| body.contains(&p.label)) {
             return None;
         }
         let terms: Vec<String> = content_terms(body);

@@ -470,37 +470,44 @@ impl Assistant {
             None => compile::Budget::chars(config.context_chars),
         };
         answer.context = compile::compile(&answer.hits, context_k.max(1), config.per_source.max(1), budget);
-        let (text, citations) = extract::extract(&question, &stats, &answer.context);
-        answer.answer = text;
-        answer.citations = citations;
+        let mut written = None;
         if let Some(generator) = self.generator.as_ref().filter(|_| llm_allowed) {
             let skill = self.engine.skill(&route.skills[0])?;
             // Evidence the lexical check could not judge is always judged by the model.
             let defaults = self.generate_settings();
             let settings = generate::Settings { judge: defaults.judge || rescued, ..defaults };
             let messages = generate::prompt(skill, &answer.context, &answer.query, question.language, settings.judge);
-            match generate::write(generator.as_ref(), messages, &answer.context, &settings, chinese, on_text) {
-                Ok(written) if written.judged_not_found => {
-                    answer.generation = Some(GenerationInfo { rescued, ..written.info });
-                    answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
-                }
-                Ok(written) => {
-                    answer.answer = written.text;
-                    answer.citations = written.citations;
-                    answer.generation = Some(GenerationInfo { rescued, ..written.info });
-                }
-                Err(fallback) if rescued => {
-                    // Weak evidence the model could not use: the extractive answer would be weak too.
-                    let Fallback { reason, info } = *fallback;
-                    answer.generation = Some(GenerationInfo { rescued, fallback: Some(reason), ..info });
-                    answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
-                }
-                Err(fallback) => {
-                    let Fallback { reason, info } = *fallback;
-                    answer.warnings.push(llm_failed_warning(&reason, chinese));
-                    answer.generation = Some(GenerationInfo { fallback: Some(reason), ..info });
-                }
+            written = Some(generate::write(generator.as_ref(), messages, &answer.context, &settings, chinese, on_text));
+        }
+        // The extractive answer is made only when the model's is not used.
+        let extract_answer = |answer: &mut Answer| {
+            let (text, citations) = extract::extract(&question, &stats, &answer.context);
+            answer.answer = text;
+            answer.citations = citations;
+        };
+        match written {
+            Some(Ok(written)) if written.judged_not_found => {
+                answer.generation = Some(GenerationInfo { rescued, ..written.info });
+                answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
             }
+            Some(Ok(written)) => {
+                answer.answer = written.text;
+                answer.citations = written.citations;
+                answer.generation = Some(GenerationInfo { rescued, ..written.info });
+            }
+            Some(Err(fallback)) if rescued => {
+                // Weak evidence the model could not use: the extractive answer would be weak too.
+                let Fallback { reason, info } = *fallback;
+                answer.generation = Some(GenerationInfo { rescued, fallback: Some(reason), ..info });
+                answer.refusal = Some(self.weak_evidence_refusal(&route.skills[0], &question, &stats, chinese));
+            }
+            Some(Err(fallback)) => {
+                let Fallback { reason, info } = *fallback;
+                answer.warnings.push(llm_failed_warning(&reason, chinese));
+                answer.generation = Some(GenerationInfo { fallback: Some(reason), ..info });
+                extract_answer(&mut answer);
+            }
+            None => extract_answer(&mut answer),
         }
         answer.timings_ms.generate = ms(generate_started);
         Ok(self.finish(answer, started))

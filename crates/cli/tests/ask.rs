@@ -16,10 +16,8 @@ on_both_stores!(
     trace_and_model_mismatch,
 );
 
-use common::{demo_indexed_on, json, run, skillrag, stderr, Backend};
+use common::{demo_indexed_on, json, json_lines, run, skillrag, stderr, Backend};
 use serde_json::Value;
-use std::io::Write;
-use std::process::Stdio;
 
 fn ask_answers_with_citations_in_the_contract_shape(backend: Backend) {
     let tmp = demo_indexed_on(backend);
@@ -115,13 +113,9 @@ fn route_shows_every_signal(backend: Backend) {
 
 fn batch_keeps_order_and_reports_bad_lines(backend: Backend) {
     let tmp = demo_indexed_on(backend);
-    let mut child = skillrag(tmp.path(), &["batch"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let input = "{\"id\": \"a\", \"query\": \"试用期工资最低多少？\"}\nnot json\n{\"id\": 7, \"query\": \"hi\"}\n{\"id\": \"c\", \"query\": \"How do I update the firmware?\"}\n";
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (lines, out) = json_lines(skillrag(tmp.path(), &["batch"]), input);
     assert!(out.status.success());
-    let lines: Vec<Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[0]["id"], "a");
     assert!(lines[1]["error"].as_str().unwrap().contains("line 2"), "{}", lines[1]);
@@ -133,17 +127,10 @@ fn batch_keeps_order_and_reports_bad_lines(backend: Backend) {
 
 fn chat_follow_up_keeps_the_skill(backend: Backend) {
     let tmp = demo_indexed_on(backend);
-    let mut child =
-        skillrag(tmp.path(), &["chat", "--json"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all("用人单位解除劳动合同时，什么情况下要支付经济补偿？\n那试用期呢？\n/quit\n".as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let turns: Vec<Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (turns, out) = json_lines(
+        skillrag(tmp.path(), &["chat", "--json"]),
+        "用人单位解除劳动合同时，什么情况下要支付经济补偿？\n那试用期呢？\n/quit\n",
+    );
     assert_eq!(turns.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
     assert_eq!(turns[0]["route"]["skills"], serde_json::json!(["labor-law"]));
     assert_eq!(turns[1]["route"]["skills"], serde_json::json!(["labor-law"]), "{}", turns[1]);

@@ -5,8 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// `SKILLRAG_TEST_LLM_BASE_URL` (and model); `None` with a notice when it is not set, unless
 /// `SKILLRAG_TEST_REQUIRE_LLM=1` makes that a failure.
@@ -86,17 +85,10 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     assert!(err.contains("tokens/s") || err.contains("refusal not_found"), "{err}");
 
     // Batch: one JSON line per question, in order; chat keeps the conversation.
-    let mut cmd = with_llm(skillrag(dir, &["batch"]), &url, &model);
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all("{\"id\":\"a\",\"query\":\"绿茶用多少度的水泡？\"}\n{\"id\":\"b\",\"query\":\"你好\"}\n".as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let lines: Vec<Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (lines, out) = json_lines(
+        with_llm(skillrag(dir, &["batch"]), &url, &model),
+        "{\"id\":\"a\",\"query\":\"绿茶用多少度的水泡？\"}\n{\"id\":\"b\",\"query\":\"你好\"}\n",
+    );
     assert_eq!(lines.len(), 2, "{}", stderr(&out));
     assert_eq!((lines[0]["id"].as_str(), lines[1]["id"].as_str()), (Some("a"), Some("b")));
     assert!(lines[0]["generation"]["model"].is_string(), "{}", lines[0]);
@@ -107,11 +99,7 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     // Chat with rewriting: the follow-up is retrieved as the model's standalone question.
     let mut cmd = with_llm(skillrag(dir, &["chat", "--json"]), &url, &model);
     cmd.env("SKILLRAG_LLM_REWRITE", "true");
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all("绿茶用多少度的水泡？\n那红茶呢？\n".as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let turns: Vec<Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (turns, out) = json_lines(cmd, "绿茶用多少度的水泡？\n那红茶呢？\n");
     assert_eq!(turns.len(), 2, "{}", stderr(&out));
     assert_eq!(turns[1]["route"]["skills"][0], "tea-brewing", "the follow-up keeps the skill: {}", turns[1]);
     let first_query = turns[1]["queries"][0].as_str().unwrap();
@@ -123,11 +111,7 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     // A conversation's LLM budget is enforced in code: once spent, answers come without the model.
     let mut cmd = with_llm(skillrag(dir, &["chat", "--json"]), &url, &model);
     cmd.env("SKILLRAG_LLM_CONVERSATION_TOKENS", "10");
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all("How do I factory reset the router?\n你好\n".as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let turns: Vec<Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (turns, out) = json_lines(cmd, "How do I factory reset the router?\n你好\n");
     assert_eq!(turns.len(), 2, "{}", stderr(&out));
     assert!(turns[0]["generation"]["completion_tokens"].as_u64().unwrap() > 0, "{}", turns[0]);
     assert!(turns[1]["generation"].is_null(), "{}", turns[1]);

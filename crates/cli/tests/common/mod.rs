@@ -47,6 +47,20 @@ pub fn json(dir: &Path, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{args:?}: invalid JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// Runs `cmd` with `input` on stdin (`batch`, `chat --json`) and parses each stdout line as JSON.
+pub fn json_lines(mut cmd: Command, input: &str) -> (Vec<Value>, Output) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (lines, out)
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
