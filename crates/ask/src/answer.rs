@@ -61,6 +61,11 @@ pub struct Route {
     /// The skill was named by the caller (`--skill`), not chosen.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub forced: bool,
+    /// The skills the LLM picked when it was asked to settle an ambiguous route (`[llm] route`);
+    /// empty when it said none fits. Absent when it was not asked, or its replies were unusable
+    /// or disagreed (it is asked with the skills in both orders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_vote: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,6 +238,11 @@ pub struct GenerationInfo {
     /// stayed weak (the model then judged it); a failure here is `not_found`, not extractive.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rescued: bool,
+    /// The model's self-check (`[llm] self_check`): `true` when its verdicts were used (the
+    /// sentences it rejected are among `unsupported`), `false` when its reply was unusable and
+    /// only the lexical check applied; absent when it was not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_checked: Option<bool>,
 }
 
 impl Answer {
@@ -248,6 +258,7 @@ impl Answer {
                 candidates: vec![],
                 gate: None,
                 forced: false,
+                llm_vote: None,
             },
             retrieved: false,
             attempts: 0,

@@ -42,6 +42,9 @@ pub struct Settings {
     pub temperature: f32,
     pub judge: bool,
     pub min_support: f32,
+    /// Ask the model to confirm each sentence that passed the lexical check (the answer is then
+    /// handed to the stream whole, after that check).
+    pub self_check: bool,
 }
 
 /// The chat messages for one question.
@@ -155,7 +158,11 @@ pub fn write(
 ) -> Result<Written, Box<Fallback>> {
     let mut info = GenerationInfo { model: generator.describe(), ..Default::default() };
     let mut checker = Checker::new(context, settings.min_support, chinese);
-    let mut on_text = on_text;
+    // With a self-check to come, nothing may be shown before it.
+    let (mut on_text, mut held) = match settings.self_check {
+        true => (None, on_text),
+        false => (on_text, None),
+    };
     let request =
         ChatRequest { messages, max_tokens: settings.max_tokens, temperature: settings.temperature, stop: Vec::new() };
     let mut buffer = String::new();
@@ -188,6 +195,12 @@ pub fn write(
     }
     for sentence in last {
         checker.check_and_show(&sentence, &mut on_text);
+    }
+    if settings.self_check && checker.supported > 0 {
+        info.self_checked = Some(checker.self_check(generator, context, settings, chinese, &mut info));
+        if let Some(f) = held.as_mut().filter(|_| !checker.text.trim().is_empty()) {
+            f(&checker.text);
+        }
     }
     info.sentences = checker.sentences;
     info.supported = checker.supported;
@@ -251,6 +264,17 @@ struct Checker {
     supported: usize,
     unsupported: Vec<String>,
     removed: Vec<usize>,
+    /// What was shown, in order, to rebuild the text when the self-check rejects a sentence.
+    shown: Vec<Shown>,
+}
+
+/// One shown sentence.
+struct Shown {
+    claim: String,
+    cited: Vec<usize>,
+    new_line: bool,
+    /// It states something (it counted among `sentences`), so the self-check judges it.
+    checked: bool,
 }
 
 impl Checker {
@@ -276,6 +300,7 @@ impl Checker {
             supported: 0,
             unsupported: Vec::new(),
             removed: Vec::new(),
+            shown: Vec::new(),
         }
     }
 
@@ -314,6 +339,7 @@ impl Checker {
         let terms: Vec<String> = content_terms(body);
         // A connective ("Yes.", "如下：") states nothing to check.
         if terms.len() < 2 && !body.chars().any(|c| c.is_ascii_digit()) {
+            self.shown.push(Shown { claim: claim.to_string(), cited: cited.clone(), new_line, checked: false });
             return self.show(claim, &cited, new_line);
         }
         self.sentences += 1;
@@ -336,7 +362,75 @@ impl Checker {
             return None;
         }
         self.supported += 1;
+        self.shown.push(Shown { claim: claim.to_string(), cited: cited.clone(), new_line, checked: true });
         self.show(claim, &cited, new_line)
+    }
+
+    /// The model's check of the sentences that passed the lexical one, one sentence and its
+    /// cited passage at a time (a small model handles one yes/no question far more reliably
+    /// than a numbered list). Rejected sentences are left out and reported as unsupported; a
+    /// sentence whose verdict is unusable keeps the lexical verdict. Returns whether every
+    /// verdict was usable.
+    fn self_check(
+        &mut self,
+        generator: &dyn Generator,
+        context: &Context,
+        settings: &Settings,
+        chinese: bool,
+        info: &mut GenerationInfo,
+    ) -> bool {
+        let system = if chinese {
+            "判断资料是否支持这个陈述。只回答 yes 或 no。"
+        } else {
+            "Decide whether the passage supports the statement. Answer only yes or no."
+        };
+        let mut all_usable = true;
+        let mut rejected: Vec<usize> = Vec::new();
+        for (i, claim) in self.shown.iter().enumerate().filter(|(_, s)| s.checked) {
+            let passage = claim
+                .cited
+                .first()
+                .and_then(|n| context.pieces.iter().find(|p| p.n == *n))
+                .map(|p| p.text.chars().take(SELF_CHECK_PASSAGE_CHARS).collect::<String>())
+                .unwrap_or_default();
+            let user = if chinese {
+                format!("资料：{passage}\n\n陈述：{}\n\n资料支持这个陈述吗？", claim.claim)
+            } else {
+                format!("Passage: {passage}\n\nStatement: {}\n\nDoes the passage support the statement?", claim.claim)
+            };
+            let request = ChatRequest {
+                messages: vec![Message::system(system), Message::user(user)],
+                max_tokens: 4,
+                temperature: 0.0,
+                stop: Vec::new(),
+            };
+            let verdict = generator.generate(&request, &mut |_| {}).ok().and_then(|g| {
+                info.prompt_tokens += g.prompt_tokens;
+                info.completion_tokens += g.completion_tokens;
+                parse_verdict(&g.text)
+            });
+            match verdict {
+                Some(false) => rejected.push(i),
+                Some(true) => {}
+                None => all_usable = false,
+            }
+        }
+        if rejected.is_empty() {
+            return all_usable;
+        }
+        let shown = std::mem::take(&mut self.shown);
+        self.text.clear();
+        self.cited.clear();
+        for (i, s) in shown.into_iter().enumerate() {
+            if rejected.contains(&i) {
+                self.supported -= 1;
+                self.unsupported.push(s.claim);
+                continue;
+            }
+            self.show(&s.claim, &s.cited, s.new_line);
+            self.shown.push(s);
+        }
+        all_usable
     }
 
     /// Share of the claim's terms found in the passage; 0 when a number of the claim is not there.
@@ -369,6 +463,23 @@ impl Checker {
         }
         self.text.push_str(&piece);
         Some(piece)
+    }
+}
+
+/// Most characters of a cited passage the self-check prompt quotes.
+const SELF_CHECK_PASSAGE_CHARS: usize = 500;
+
+/// A self-check verdict: the reply's first word, yes or no (in English or Chinese); `None` when
+/// it is neither.
+fn parse_verdict(reply: &str) -> Option<bool> {
+    let reply = reply.trim().trim_start_matches(['"', '\'', '`', '*', '[']).to_lowercase();
+    let first: String = reply.chars().take_while(char::is_ascii_alphabetic).collect();
+    match first.as_str() {
+        "yes" | "true" => Some(true),
+        "no" | "not" | "false" => Some(false),
+        _ if reply.starts_with("不支持") || reply.starts_with("否") || reply.starts_with("不") => Some(false),
+        _ if reply.starts_with("支持") || reply.starts_with("是") => Some(true),
+        _ => None,
     }
 }
 

@@ -5,6 +5,7 @@
 //! (`out_of_scope`, `not_found`, `ambiguous`, `boundary`) in the question's language.
 
 pub mod answer;
+mod assist;
 mod boundary;
 pub mod compile;
 mod conversation;
@@ -15,7 +16,6 @@ pub mod gate;
 pub mod generate;
 pub mod llm;
 mod retrieve;
-mod rewrite;
 pub mod route;
 mod tune;
 
@@ -81,8 +81,9 @@ pub struct Assistant {
     gaps: Option<GapLog>,
     /// Writes answers from the context; `None` = extractive answers.
     generator: Option<Arc<dyn Generator>>,
-    /// Rewrites follow-ups and weak queries with the LLM (`[llm] rewrite`).
-    rewriter: Option<rewrite::Rewriter>,
+    /// The LLM-assisted steps (rewriting, multi-query, HyDE, routing, clarifying), each on
+    /// when its `[llm]` switch is; `None` without an LLM.
+    assist: Option<assist::Assist>,
 }
 
 impl Assistant {
@@ -109,11 +110,11 @@ impl Assistant {
         }
         let dispatcher = Dispatcher { profiles };
         let gaps = engine.project.config.ask.gaps.then(|| GapLog::new(&engine.project.state_dir()));
-        let rewriter = generator.as_ref().filter(|_| engine.project.config.llm.rewrite).map(|g| {
-            rewrite::Rewriter::new(g.clone(), Some(engine.project.state_dir().join("cache/llm-rewrites.jsonl")))
-        });
+        let assist = generator
+            .as_ref()
+            .map(|g| assist::Assist::new(g.clone(), Some(engine.project.state_dir().join("cache/llm-assist.jsonl"))));
         let mut assistant =
-            Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new(), gaps, generator, rewriter };
+            Assistant { engine, dispatcher, model: tune::untrained(), labelled: Vec::new(), gaps, generator, assist };
         let (model, labelled) = tune::load_or_fit(&assistant)?;
         assistant.model = model;
         assistant.labelled = labelled;
@@ -129,7 +130,7 @@ impl Assistant {
     /// Answers extractively even when an LLM is configured.
     pub fn without_llm(mut self) -> Assistant {
         self.generator = None;
-        self.rewriter = None;
+        self.assist = None;
         self
     }
 
@@ -280,7 +281,9 @@ impl Assistant {
                 )
             });
         }
-        let rewriter = self.rewriter.as_ref().filter(|_| llm_allowed);
+        let llm = &self.engine.project.config.llm;
+        let assist = self.assist.as_ref().filter(|_| llm_allowed);
+        let rewriter = assist.filter(|_| llm.rewrite);
 
         // Gate.
         if options.skill.is_none() {
@@ -289,7 +292,6 @@ impl Assistant {
                     self.engine.skills().iter().map(|s| (s.id.clone(), s.description.clone())).collect();
                 answer.route = gated_route(kind);
                 answer.answer = gate::reply(kind, chinese, &skills);
-                let llm = &self.engine.project.config.llm;
                 if let Some(generator) = self.generator.as_ref().filter(|_| llm.chitchat && llm_allowed) {
                     let settings = self.generate_settings();
                     match generate::reply_without_retrieval(
@@ -343,7 +345,7 @@ impl Assistant {
             None => all.clone(),
         };
         let Probed { question, prepared, stats, probes } = self.probe(&retrieval_text, &targets)?;
-        let route = match (&options.skill, &follow_up) {
+        let mut route = match (&options.skill, &follow_up) {
             (Some(s), _) => forced_route(s),
             (None, Some(f)) => {
                 // Keep the previous skill unless the question alone clearly belongs elsewhere.
@@ -360,6 +362,11 @@ impl Assistant {
             }
             (None, None) => self.decide(&question, &stats, &probes),
         };
+        if route.decision == Decision::Ambiguous {
+            if let Some(assist) = assist.filter(|_| llm.route) {
+                self.settle_by_vote(assist, &mut route, &question.text, chinese);
+            }
+        }
         answer.route = route.clone();
         answer.timings_ms.route = ms(route_started);
         answer.warnings = probes.values().filter_map(|p| p.notice.clone()).collect();
@@ -378,7 +385,8 @@ impl Assistant {
                 return Ok(self.finish(answer, started));
             }
             Decision::Ambiguous => {
-                answer.refusal = Some(self.ambiguous(&route.skills, chinese));
+                let clarifier = assist.filter(|_| llm.clarify);
+                answer.refusal = Some(self.ambiguous(&route.skills, &question.text, clarifier, chinese));
                 return Ok(self.finish(answer, started));
             }
             Decision::Single | Decision::Multi => {}
@@ -407,19 +415,26 @@ impl Assistant {
                 context_k = k;
             }
             let answerable = |probe: &Probe| self.model.is_answerable(probe.best_coverage);
+            let mut first = probes.get(skill_id).cloned();
+            let mut expansions = Vec::new();
+            if let Some(assist) = assist.filter(|_| llm.multi_query > 0 || llm.hyde) {
+                (first, expansions) = self.expand(assist, skill, &question, &stats, first, config.hits, chinese)?;
+            }
             let retrieved = retrieve::retrieve(
                 &self.engine,
                 skill,
                 &question,
                 &prepared,
                 &stats,
-                probes.get(skill_id).cloned(),
+                first,
                 config.hits,
                 max_attempts,
                 &answerable,
             )?;
             answer.attempts = answer.attempts.max(retrieved.attempts);
-            for q in retrieved.queries {
+            // The question first, then the LLM's wordings searched with it, then the retries.
+            let (question_run, retries) = retrieved.queries.split_at(retrieved.queries.len().min(1));
+            for q in question_run.iter().chain(&expansions).chain(retries).cloned() {
                 if !answer.queries.contains(&q) {
                     answer.queries.push(q);
                 }
@@ -520,14 +535,57 @@ impl Assistant {
             temperature: llm.temperature,
             judge: llm.judge,
             min_support: llm.min_support,
+            self_check: llm.self_check,
         }
+    }
+
+    /// Multi-query and HyDE retrieval: the question's routing probe in `skill` fused (RRF) with
+    /// the results of the LLM's other wordings and of its hypothetical passage. Coverage is
+    /// still measured against the question itself, so the extra queries can find other chunks
+    /// but never make weak evidence look strong. Returns the probe and the queries run.
+    #[allow(clippy::too_many_arguments)]
+    fn expand(
+        &self,
+        assist: &assist::Assist,
+        skill: &skillrag_skill::Skill,
+        question: &Question,
+        stats: &TermStats,
+        base: Option<Probe>,
+        k: usize,
+        chinese: bool,
+    ) -> Result<(Option<Probe>, Vec<String>), EngineError> {
+        let llm = &self.engine.project.config.llm;
+        let Some(base) = base else { return Ok((None, Vec::new())) };
+        let mut queries = match llm.multi_query {
+            0 => Vec::new(),
+            n => assist.wordings(&skill.description, &question.text, n, chinese),
+        };
+        let passage = llm.hyde.then(|| assist.hypothetical_passage(&skill.description, &question.text, chinese));
+        let mut labels = queries.clone();
+        if let Some(p) = passage.flatten() {
+            labels.push(format!("HyDE: {p}"));
+            queries.push(p);
+        }
+        if queries.is_empty() {
+            return Ok((Some(base), labels));
+        }
+        let mut lists = vec![base.hits.clone()];
+        for query in &queries {
+            let prepared = self.engine.prepare_query(query, Mode::Hybrid)?;
+            let options = SearchOptions { skills: vec![skill.id.clone()], k: Some(k), ..Default::default() };
+            lists.push(self.engine.search_prepared(query, &prepared, &options)?.hits);
+        }
+        let fused = retrieve::fuse_lists(&lists, self.engine.project.config.retrieval.rrf_k, k);
+        let probe = Probe { notice: base.notice.clone(), ..Probe::new(&skill.id, fused, question, stats) };
+        let probe = Probe { dense_used: base.dense_used, dense_skipped: base.dense_skipped.clone(), ..probe };
+        Ok((Some(probe), labels))
     }
 
     /// The agent loop's last retry: the LLM's search query for the question, in the skill.
     /// `None` without a rewriting LLM, or when its query finds nothing.
     fn rescue(
         &self,
-        rewriter: Option<&rewrite::Rewriter>,
+        rewriter: Option<&assist::Assist>,
         skill: &skillrag_skill::Skill,
         question: &str,
         k: usize,
@@ -575,7 +633,30 @@ impl Assistant {
         Refusal { kind: RefusalKind::OutOfScope, message }
     }
 
-    fn ambiguous(&self, skills: &[String], chinese: bool) -> Refusal {
+    /// The LLM as a third routing signal: between two about equally likely skills, the one it
+    /// picks (when it picks exactly one of them) settles the route. Any other reply — both,
+    /// neither, another skill, junk — leaves the route ambiguous.
+    fn settle_by_vote(&self, assist: &assist::Assist, route: &mut Route, question: &str, chinese: bool) {
+        let candidates: Vec<(String, String)> = route
+            .skills
+            .iter()
+            .filter_map(|id| self.engine.skill(id).ok().map(|s| (s.id.clone(), s.description.clone())))
+            .collect();
+        let Some(vote) = assist.route_vote(question, &candidates, chinese) else { return };
+        if let [picked] = vote.as_slice() {
+            route.skills = vec![picked.clone()];
+            route.decision = Decision::Single;
+        }
+        route.llm_vote = Some(vote);
+    }
+
+    fn ambiguous(
+        &self,
+        skills: &[String],
+        question: &str,
+        clarifier: Option<&assist::Assist>,
+        chinese: bool,
+    ) -> Refusal {
         let describe = |id: &String| {
             let d = self.engine.skill(id).map(|s| s.description.clone()).unwrap_or_default();
             let short: String = d.chars().take(40).collect();
@@ -583,6 +664,12 @@ impl Assistant {
         };
         let (a, da) = describe(&skills[0]);
         let (b, db) = describe(&skills[1]);
+        let worded =
+            clarifier.and_then(|c| c.clarify(question, &(a.clone(), da.clone()), &(b.clone(), db.clone()), chinese));
+        // The model's question is used only when it names both skills, so the user can answer it.
+        if let Some(message) = worded.filter(|m| m.contains(&a) && m.contains(&b)) {
+            return Refusal { kind: RefusalKind::Ambiguous, message };
+        }
         let message = if chinese {
             format!("这个问题可能属于「{a}」（{da}）或「{b}」（{db}）。请问您想问的是哪一个？")
         } else {
@@ -652,6 +739,7 @@ fn gated_route(kind: gate::GateKind) -> Route {
         candidates: vec![],
         gate: Some(kind.as_str().to_string()),
         forced: false,
+        llm_vote: None,
     }
 }
 
@@ -663,6 +751,7 @@ fn forced_route(skill: &str) -> Route {
         candidates: vec![],
         gate: None,
         forced: true,
+        llm_vote: None,
     }
 }
 

@@ -126,6 +126,35 @@ pub fn filter(probe: &Probe, evidence: f32) -> Vec<(Hit, f32)> {
     kept
 }
 
+/// Reciprocal rank fusion of ranked hit lists (the question's and each extra query's): a chunk
+/// scores Σ 1/(rrf_k + rank) over the lists it is in, divided by the number of lists so that
+/// fused scores stay on the scale of one search. The first list's copy of a chunk is kept (its
+/// BM25 and dense scores are the question's own). The best `k`, best first.
+pub fn fuse_lists(lists: &[Vec<Hit>], rrf_k: f32, k: usize) -> Vec<Hit> {
+    let mut fused: Vec<(Hit, f32)> = Vec::new();
+    for list in lists {
+        for (rank, hit) in list.iter().enumerate() {
+            let score = 1.0 / (rrf_k + rank as f32 + 1.0);
+            match fused.iter_mut().find(|(h, _)| h.chunk_id == hit.chunk_id) {
+                Some((_, total)) => *total += score,
+                None => fused.push((hit.clone(), score)),
+            }
+        }
+    }
+    let lists_run = lists.len().max(1) as f32;
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
+    fused
+        .into_iter()
+        .take(k)
+        .enumerate()
+        .map(|(rank, (mut hit, score))| {
+            hit.scores.fused = score / lists_run;
+            hit.ranks.fused = rank + 1;
+            hit
+        })
+        .collect()
+}
+
 /// Overlap of two spans as a share of the shorter one.
 fn overlap(a: (usize, usize), b: (usize, usize)) -> f32 {
     let inter = a.1.min(b.1).saturating_sub(a.0.max(b.0));
@@ -136,6 +165,39 @@ fn overlap(a: (usize, usize), b: (usize, usize)) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hit(id: u64) -> Hit {
+        Hit {
+            skill: "s".into(),
+            source: format!("d{id}.md"),
+            heading: String::new(),
+            ordinal: 0,
+            text: format!("chunk {id}"),
+            scores: Default::default(),
+            ranks: Default::default(),
+            chunk_id: id,
+            title: String::new(),
+            span: (0, 10),
+            doc_type: Default::default(),
+            tier: Default::default(),
+            pages: None,
+            summary: None,
+        }
+    }
+
+    #[test]
+    fn rrf_fusion_rewards_chunks_found_by_several_queries() {
+        let lists = vec![vec![hit(1), hit(2), hit(3)], vec![hit(3), hit(4)], vec![hit(3), hit(2)]];
+        let fused = fuse_lists(&lists, 60.0, 3);
+        let ids: Vec<u64> = fused.iter().map(|h| h.chunk_id).collect();
+        assert_eq!(ids, vec![3, 2, 1], "3 is in all lists, 2 in two");
+        assert_eq!(fused.iter().map(|h| h.ranks.fused).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert!(fused[0].scores.fused > fused[1].scores.fused);
+        // One list alone keeps its order and the one-search scale.
+        let single = fuse_lists(&lists[..1], 60.0, 10);
+        assert_eq!(single.iter().map(|h| h.chunk_id).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert!((single[0].scores.fused - 1.0 / 61.0).abs() < 1e-6);
+    }
 
     #[test]
     fn overlap_of_spans() {

@@ -105,7 +105,7 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     let first_query = turns[1]["queries"][0].as_str().unwrap();
     assert_ne!(first_query, "那红茶呢？", "retrieved as the model's standalone question");
     // It is the model's rewrite (not key terms + question), cached with the project for the next run.
-    let cache = std::fs::read_to_string(dir.join(".skillrag/cache/llm-rewrites.jsonl")).unwrap();
+    let cache = std::fs::read_to_string(dir.join(".skillrag/cache/llm-assist.jsonl")).unwrap();
     assert!(cache.contains(first_query), "{cache}");
 
     // A conversation's LLM budget is enforced in code: once spent, answers come without the model.

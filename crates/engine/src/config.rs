@@ -55,8 +55,24 @@ pub struct LlmConfig {
     pub judge: bool,
     /// Let the model rewrite queries: follow-ups into standalone questions, and — as the last
     /// retry when retrieval stays weak — the question into the knowledge base's own terms, the
-    /// model then judging what that finds. Rewrites are cached in `<state>/cache/llm-rewrites.jsonl`.
+    /// model then judging what that finds. Every LLM-assisted step is cached in
+    /// `<state>/cache/llm-assist.jsonl`.
     pub rewrite: bool,
+    /// Other wordings of the question the model writes, searched too and fused by RRF
+    /// (multi-query retrieval); 0 = off.
+    pub multi_query: usize,
+    /// Also search with a hypothetical passage the model writes to answer the question (HyDE),
+    /// fused by RRF. The passage is never shown or cited.
+    pub hyde: bool,
+    /// Ask the model which skill fits when the dispatcher finds two about equally likely; its
+    /// pick (one of the two) settles the route, anything else leaves the `ambiguous` refusal.
+    pub route: bool,
+    /// Let the model word the clarifying question of an `ambiguous` refusal.
+    pub clarify: bool,
+    /// After the lexical check, ask the model whether each answer sentence is supported by the
+    /// passage it cites; sentences it rejects are left out. The answer is then shown whole, not
+    /// streamed sentence by sentence.
+    pub self_check: bool,
     /// Reply to small talk and text operations (polish, translate…) with the model, without
     /// retrieval; otherwise a fixed reply.
     pub chitchat: bool,
@@ -80,6 +96,11 @@ impl Default for LlmConfig {
             retries: 2,
             judge: true,
             rewrite: false,
+            multi_query: 0,
+            hyde: false,
+            route: false,
+            clarify: true,
+            self_check: false,
             chitchat: true,
             conversation_tokens: 50_000,
             min_support: 0.5,
@@ -526,7 +547,13 @@ temperature = 0.0
 timeout_secs = 60        # wait for the answer to start, and for each next piece
 retries = 2              # after a connection failure, timeout, 429 or 5xx
 judge = true             # the model may say the context does not answer → not_found
+# LLM-assisted steps, each cached in .skillrag/cache/llm-assist.jsonl:
 rewrite = false          # the model rewrites follow-ups, and weak queries as the last retry
+multi_query = 0          # other wordings of the question searched too, fused by RRF (0 = off)
+hyde = false             # also search with a hypothetical answer passage (HyDE), fused by RRF
+route = false            # the model settles a route between two equally likely skills
+clarify = true           # the model words the clarifying question of an `ambiguous` refusal
+self_check = false       # the model confirms each checked sentence (answers then come whole)
 chitchat = true          # the model replies to small talk and text operations (no retrieval)
 conversation_tokens = 50000  # LLM tokens one chat may spend, then extractive answers (0 = no limit)
 min_support = 0.5        # share of a sentence's terms its cited passage must contain

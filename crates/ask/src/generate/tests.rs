@@ -49,7 +49,7 @@ fn context() -> Context {
 }
 
 fn settings() -> Settings {
-    Settings { max_tokens: 100, temperature: 0.0, judge: true, min_support: 0.5 }
+    Settings { max_tokens: 100, temperature: 0.0, judge: true, min_support: 0.5, self_check: false }
 }
 
 fn run(model: &'static str) -> (Result<Written, Box<Fallback>>, String) {
@@ -160,4 +160,81 @@ fn test_skill() -> Skill {
     skillrag_skill::parse_skill_text(std::path::Path::new("/x/t"), "t", "---\nname: t\ndescription: d\n---\n# T\n")
         .skill
         .unwrap()
+}
+
+/// A model that gives its replies in turn (the answer, then the self-check's verdicts).
+struct Replies(std::sync::Mutex<Vec<&'static str>>);
+
+impl Generator for Replies {
+    fn describe(&self) -> String {
+        "replies".into()
+    }
+    fn generate(&self, request: &ChatRequest, on_piece: OnPiece<'_>) -> Result<Generation, GenerateError> {
+        let next = self.0.lock().unwrap().remove(0);
+        Scripted(Ok(next)).generate(request, on_piece)
+    }
+}
+
+fn run_self_checked(answer: &'static str, verdicts: &[&'static str]) -> (Written, String, usize) {
+    let mut replies = vec![answer];
+    replies.extend_from_slice(verdicts);
+    let model = Replies(std::sync::Mutex::new(replies));
+    let mut streamed = String::new();
+    let mut shown = 0;
+    let settings = Settings { self_check: true, ..settings() };
+    let result = write(
+        &model,
+        vec![],
+        &context(),
+        &settings,
+        false,
+        Some(&mut |t| {
+            streamed.push_str(t);
+            shown += 1;
+        }),
+    );
+    (result.ok().unwrap(), streamed, shown)
+}
+
+const TWO_SUPPORTED: &str =
+    "The probation period may not exceed six months [1]. Annual leave is 10 days after ten years [2].";
+
+#[test]
+fn the_self_check_leaves_out_what_the_model_rejects_before_anything_is_shown() {
+    let (w, streamed, shown) = run_self_checked(TWO_SUPPORTED, &["Yes.", "No, it does not."]);
+    assert_eq!(w.text, "The probation period may not exceed six months.[1]");
+    assert_eq!(streamed, w.text, "only the self-checked answer is shown");
+    assert_eq!(shown, 1, "shown whole, after the check");
+    assert_eq!(w.info.self_checked, Some(true));
+    assert_eq!((w.info.sentences, w.info.supported), (2, 1));
+    assert_eq!(w.info.unsupported, vec!["Annual leave is 10 days after ten years.".to_string()]);
+    assert_eq!(w.citations.iter().map(|c| c.n).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(w.info.prompt_tokens, 30, "all three calls are counted");
+}
+
+#[test]
+fn an_unusable_self_check_keeps_the_lexical_verdicts() {
+    for junk in [["maybe", "I think so"], ["", "[\"yes\", \"no\"]"]] {
+        let (w, streamed, _) = run_self_checked(TWO_SUPPORTED, &junk);
+        assert_eq!(w.info.self_checked, Some(false), "{junk:?}");
+        assert_eq!(w.info.supported, 2, "{junk:?}");
+        assert_eq!(streamed, w.text);
+    }
+}
+
+#[test]
+fn self_check_verdicts_are_read_from_the_first_word() {
+    for (reply, verdict) in [
+        ("Yes", Some(true)),
+        ("yes, the passage says so", Some(true)),
+        ("\"No\"", Some(false)),
+        ("Not supported.", Some(false)),
+        ("是的，支持。", Some(true)),
+        ("不支持", Some(false)),
+        ("否", Some(false)),
+        ("The passage", None),
+        ("", None),
+    ] {
+        assert_eq!(parse_verdict(reply), verdict, "{reply:?}");
+    }
 }

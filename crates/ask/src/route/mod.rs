@@ -159,7 +159,7 @@ impl Dispatcher {
         } else {
             (Decision::Single, vec![candidates[0].skill.clone()])
         };
-        Route { skills, confidence: top, decision, candidates, gate: None, forced: false }
+        Route { skills, confidence: top, decision, candidates, gate: None, forced: false, llm_vote: None }
     }
 }
 
