@@ -171,8 +171,9 @@ impl Service {
     }
 
     /// [`Service::ask`], handing the LLM's checked sentences to `on_text` as they are written
-    /// (from the worker thread). Nothing is handed over for a cached, extractive or refused
-    /// answer: the caller sends those whole.
+    /// (from the worker thread), after an empty text once the question has a worker. Nothing
+    /// else is handed over for a cached, extractive or refused answer: the caller sends those
+    /// whole.
     pub async fn ask_streaming(
         self: &Arc<Self>,
         query: String,
@@ -202,6 +203,10 @@ impl Service {
                 let assistant = &live.assistant;
                 let conversation = conversation_of(assistant, &history);
                 let mut on_text = on_text;
+                // An empty text first: the question has a worker now, so a stream can begin.
+                if let Some(f) = on_text.as_mut() {
+                    f("");
+                }
                 let on_text = on_text.as_mut().map(|f| f.as_mut() as &mut dyn FnMut(&str));
                 Ok(assistant.ask_streaming(&query, &options, Some(&conversation), on_text)?)
             })

@@ -21,8 +21,9 @@ pub struct Streaming {
 }
 
 impl Streaming {
-    /// Starts answering and waits for the first sentence or the answer, so that errors before
-    /// anything was written (busy server, empty question) keep their HTTP status.
+    /// Starts answering and waits until the question has a worker (or its answer came from the
+    /// cache, or failed), so that errors before the stream begins — a busy server, an empty
+    /// question — keep their HTTP status, while a client gets its response head at once.
     ///
     /// The work runs in its own task with its worker slot: a client that goes away does not
     /// cut the answer short (it still fills the cache), and unsent sentences are dropped.
@@ -48,16 +49,23 @@ impl Streaming {
         });
         match rx.recv().await {
             Some(Progress::Failed(e)) => Err(e),
+            // The worker's empty text says it started; nothing to send.
+            Some(Progress::Text(text)) if text.is_empty() => Ok(Streaming { rx, first: None }),
             Some(first) => Ok(Streaming { rx, first: Some(first) }),
             None => Err(ApiError::internal("the answer's worker stopped without an answer")),
         }
     }
 
-    /// The next report; `None` after the last.
+    /// The next report (never an empty text); `None` after the last.
     pub async fn next(&mut self) -> Option<Progress> {
-        match self.first.take() {
-            Some(first) => Some(first),
-            None => self.rx.recv().await,
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
+        loop {
+            match self.rx.recv().await {
+                Some(Progress::Text(text)) if text.is_empty() => continue,
+                other => return other,
+            }
         }
     }
 }
