@@ -7,32 +7,6 @@ use common::*;
 use serde_json::Value;
 use std::process::Command;
 
-/// `SKILLRAG_TEST_LLM_BASE_URL` (and model); `None` with a notice when it is not set, unless
-/// `SKILLRAG_TEST_REQUIRE_LLM=1` makes that a failure.
-fn llm_server() -> Option<(String, String)> {
-    match std::env::var("SKILLRAG_TEST_LLM_BASE_URL") {
-        Ok(url) if !url.is_empty() => {
-            Some((url, std::env::var("SKILLRAG_TEST_LLM_MODEL").unwrap_or_else(|_| "qwen".into())))
-        }
-        _ => {
-            assert!(
-                std::env::var("SKILLRAG_TEST_REQUIRE_LLM").as_deref() != Ok("1"),
-                "SKILLRAG_TEST_LLM_BASE_URL is not set: run `eval \"$(scripts/setup-llm)\"`"
-            );
-            eprintln!(
-                "skipped: no LLM server (SKILLRAG_TEST_LLM_BASE_URL); `eval \"$(scripts/setup-llm)\"` starts one"
-            );
-            None
-        }
-    }
-}
-
-fn with_llm(mut cmd: Command, url: &str, model: &str) -> Command {
-    // Short answers keep a CPU-only test quick.
-    cmd.env("SKILLRAG_LLM_BASE_URL", url).env("SKILLRAG_LLM_MODEL", model).env("SKILLRAG_LLM_MAX_TOKENS", "120");
-    cmd
-}
-
 fn output_json(mut cmd: Command) -> Value {
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

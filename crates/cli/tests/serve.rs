@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{demo_indexed, run, skillrag};
+use common::{demo_indexed, json as cli_json, llm_server, run, skillrag, Fault, FaultProxy};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -304,6 +304,186 @@ fn openai_compatible_chat_carries_citations_and_refusals() {
     assert_error(status, &body, 404, "not_found");
     let (status, body) = server.post_json("/v1/chat/completions", json!({"model": "skillrag/auto", "messages": []}));
     assert_error(status, &body, 422, "unprocessable");
+}
+
+/// POSTs `body` and reads the SSE response as it arrives: each event's name (`message` when
+/// unnamed) and `data:` payload, with the time since the request was sent.
+fn sse_timed(server: &Server, path: &str, body: &Value) -> (u16, Vec<(Duration, String, String)>) {
+    let started = Instant::now();
+    // A CPU-only model on a busy machine may take minutes.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(400)))
+        .build()
+        .into();
+    let mut response = agent
+        .post(server.url(path))
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .expect("HTTP request failed");
+    let status = response.status().as_u16();
+    let mut events = Vec::new();
+    let mut name = "message".to_string();
+    for line in BufReader::new(response.body_mut().as_reader()).lines() {
+        let line = line.expect("read the stream");
+        if let Some(n) = line.strip_prefix("event:") {
+            name = n.trim().to_string();
+        } else if let Some(data) = line.strip_prefix("data:") {
+            events.push((started.elapsed(), std::mem::replace(&mut name, "message".into()), data.trim().to_string()));
+        }
+    }
+    (status, events)
+}
+
+/// The chunks of a streamed chat completion (after checking it ends in `[DONE]`), with the time
+/// each arrived.
+fn completion_chunks(events: &[(Duration, String, String)]) -> Vec<(Duration, Value)> {
+    assert_eq!(events.last().map(|e| e.2.as_str()), Some("[DONE]"), "{events:?}");
+    events[..events.len() - 1].iter().map(|(t, _, d)| (*t, parse(d))).collect()
+}
+
+fn delta(chunk: &Value) -> &str {
+    chunk["choices"][0]["delta"]["content"].as_str().unwrap_or_default()
+}
+
+fn llm_env<'a>(url: &'a str, model: &'a str) -> [(&'static str, &'a str); 3] {
+    // Short answers keep a CPU-only test quick.
+    [("SKILLRAG_LLM_BASE_URL", url), ("SKILLRAG_LLM_MODEL", model), ("SKILLRAG_LLM_MAX_TOKENS", "120")]
+}
+
+#[test]
+fn chat_completions_stream_the_llm_answer_as_it_is_written() {
+    let Some((url, model)) = llm_server() else { return };
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &llm_env(&url, &model));
+
+    // Small talk is the model's own reply, streamed piece by piece as it writes.
+    let (status, events) = sse_timed(
+        &server,
+        "/v1/chat/completions",
+        &json!({"model": "skillrag/auto", "stream": true, "messages": [{"role": "user", "content": "你好"}]}),
+    );
+    assert_eq!(status, 200, "{events:?}");
+    let chunks = completion_chunks(&events);
+    assert_eq!(chunks[0].1["choices"][0]["delta"]["role"], "assistant", "the head comes first");
+    let (done_at, last) = chunks.last().unwrap();
+    assert!(last["skillrag"]["generation"]["fallback"].is_null(), "{last}");
+    let content: Vec<&(Duration, Value)> = chunks.iter().filter(|(_, c)| !delta(c).is_empty()).collect();
+    assert!(content.len() >= 3, "in pieces: {events:?}");
+    // Live: the first piece came while the model was still writing, not with the rest.
+    let first_at = content[0].0;
+    assert!(*done_at >= first_at + Duration::from_millis(200), "first piece at {first_at:?}, end at {done_at:?}");
+    let reply: String = content.iter().map(|(_, c)| delta(c)).collect();
+    assert_eq!(reply.trim(), reply, "{reply:?}");
+    assert!(last["usage"]["completion_tokens"].as_u64().unwrap() > 0, "{last}");
+
+    let request = |stream: bool| {
+        json!({"model": "skillrag/auto", "stream": stream, "temperature": 0,
+            "messages": [{"role": "user", "content": ROUTER_QUESTION}]})
+    };
+    let (status, events) = sse_timed(&server, "/v1/chat/completions", &request(true));
+    assert_eq!(status, 200, "{events:?}");
+    let chunks = completion_chunks(&events);
+    let last = &chunks.last().unwrap().1;
+    assert_eq!(last["choices"][0]["finish_reason"], "stop", "{last}");
+    let generation = &last["skillrag"]["generation"];
+    assert!(generation["fallback"].is_null() && last["skillrag"]["refusal"].is_null(), "an LLM answer: {last}");
+    assert!(last["usage"]["completion_tokens"].as_u64().unwrap() > 0, "{last}");
+    assert!(last["usage"]["prompt_tokens"].as_u64().unwrap() > 0, "{last}");
+    let content: Vec<&(Duration, Value)> = chunks.iter().filter(|(_, c)| !delta(c).is_empty()).collect();
+    assert!(content.len() >= 2, "the answer's sentences, then its footnotes: {events:?}");
+    let streamed: String = content.iter().map(|(_, c)| delta(c)).collect();
+
+    // The same question again (from the cache now): the content is exactly what was streamed,
+    // and the model's answer is the one the citation check let through.
+    let (status, completion) = server.post_json("/v1/chat/completions", request(false));
+    assert_eq!(status, 200, "{completion}");
+    assert_eq!(completion["choices"][0]["message"]["content"], streamed.as_str());
+    assert_eq!(completion["usage"], last["usage"]);
+    assert_eq!(completion["citations"], last["citations"]);
+    let answer = generation["raw"].as_str().unwrap();
+    assert!(!answer.is_empty());
+    let n = &last["citations"][0]["n"];
+    assert!(streamed.contains(&format!("[{n}]")) && streamed.contains(&format!("\n\n[{n}] router-faq/")), "{streamed}");
+
+    // `/v1/ask` streams too: `text` events, then the whole answer (DESIGN.md §6).
+    let question = "劳动合同期限两年，试用期最长可以约定多久？";
+    let (status, events) = sse_timed(&server, "/v1/ask", &json!({"query": question, "stream": true}));
+    assert_eq!(status, 200, "{events:?}");
+    let (_, name, data) = events.last().unwrap();
+    assert_eq!(name, "answer", "{events:?}");
+    let answer = parse(data);
+    let texts: Vec<String> = events[..events.len() - 1]
+        .iter()
+        .map(|(_, name, data)| {
+            assert_eq!(name, "text");
+            parse(data)["text"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert!(answer["generation"]["completion_tokens"].as_u64().unwrap() > 0, "{answer}");
+    if answer["refusal"].is_null() && answer["generation"]["fallback"].is_null() {
+        assert!(!texts.is_empty(), "the model's answer streamed: {answer}");
+        assert_eq!(texts.concat(), answer["answer"].as_str().unwrap());
+    }
+
+    // A client that goes away mid-answer breaks nothing: the server goes on serving.
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let body = json!({"model": "skillrag/auto", "stream": true,
+        "messages": [{"role": "user", "content": "谢谢你"}]})
+    .to_string();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut first = [0u8; 64];
+    let n = s.read(&mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200"));
+    drop(s);
+    let (status, health) = server.get_json("/healthz");
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+    let (status, again) = server.post_json(
+        "/v1/chat/completions",
+        json!({"model": "skillrag/auto", "messages": [{"role": "user", "content": "谢谢你"}]}),
+    );
+    assert_eq!(status, 200, "{again}");
+    assert!(!again["choices"][0]["message"]["content"].as_str().unwrap().is_empty());
+    assert!(server.stop().success());
+}
+
+#[test]
+fn a_stream_cut_midway_still_ends_the_completion() {
+    let Some((url, model)) = llm_server() else { return };
+    let project = demo_indexed();
+    let extractive = cli_json(project.path(), &["ask", ROUTER_QUESTION, "--no-llm"]);
+    let proxy = FaultProxy::start(Fault::CutBeforeFinish, &url);
+    let mut env = llm_env(&proxy.base_url, &model).to_vec();
+    env.push(("SKILLRAG_LLM_RETRIES", "0"));
+    let server = Server::start(project.path(), &[], &env);
+
+    let started = Instant::now();
+    let request = json!({"model": "skillrag/auto", "stream": true,
+        "messages": [{"role": "user", "content": ROUTER_QUESTION}]});
+    let (status, events) = sse_timed(&server, "/v1/chat/completions", &request);
+    assert_eq!(status, 200, "{events:?}");
+    // The stream ended (a hang would time out above); bounded even on a busy CPU.
+    assert!(started.elapsed() < Duration::from_secs(300), "took {:?}", started.elapsed());
+    let chunks = completion_chunks(&events);
+    let last = &chunks.last().unwrap().1;
+    assert_eq!(last["choices"][0]["finish_reason"], "stop", "{last}");
+    let fallback = last["skillrag"]["generation"]["fallback"].as_str().unwrap_or_default();
+    assert!(fallback.contains("broke off"), "{last}");
+    let content: String = chunks.iter().map(|(_, c)| delta(c)).collect();
+    // What was shown stays; the notice and the extractive answer follow it.
+    let extractive_text = extractive["answer"].as_str().unwrap();
+    assert!(content.contains(extractive_text), "{content}");
+    if !content.starts_with(extractive_text) {
+        assert!(content.contains("could not answer"), "sentences were shown: the notice follows them: {content}");
+    }
+    assert_eq!(last["citations"].as_array().map(Vec::len), extractive["citations"].as_array().map(Vec::len));
 }
 
 #[test]

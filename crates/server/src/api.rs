@@ -3,15 +3,18 @@
 
 use crate::error::{ApiError, Json};
 use crate::paths;
+use crate::stream::{Progress, Streaming};
 use crate::Shared;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 use skillrag_ask::AskOptions;
 use skillrag_store::hybrid::Mode;
+use std::convert::Infallible;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,6 +24,9 @@ pub struct AskRequest {
     pub skill: Option<String>,
     #[serde(default)]
     pub id: Option<String>,
+    /// Server-Sent Events: `text` per checked sentence of an LLM answer, then `answer`.
+    #[serde(default)]
+    pub stream: bool,
 }
 
 pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> Result<Response, ApiError> {
@@ -28,10 +34,35 @@ pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> R
         paths::skill_id(s)?;
     }
     let options = AskOptions { skill: req.skill, id: req.id };
-    let (answer, cached) = shared.service.ask(req.query, options, None).await?;
+    if req.stream {
+        return ask_streamed(shared, req.query, options).await;
+    }
+    let (answer, cached) = shared.service.ask(req.query, options, Vec::new()).await?;
     let mut response = axum::Json(&*answer).into_response();
     response.headers_mut().insert("x-skillrag-cache", HeaderValue::from_static(if cached { "hit" } else { "miss" }));
     Ok(response)
+}
+
+/// `event: text` (`{"text": …}`) for each sentence as the LLM's answer passes the citation check,
+/// then `event: answer` with the whole answer (DESIGN.md §6), or `event: error`.
+async fn ask_streamed(shared: Shared, query: String, options: AskOptions) -> Result<Response, ApiError> {
+    let streaming = Streaming::start(shared.service.clone(), query, options, Vec::new()).await?;
+    let events = futures_util::stream::unfold(Some(streaming), |state| async move {
+        let mut streaming = state?;
+        let (event, next) = match streaming.next().await {
+            Some(Progress::Text(text)) => {
+                (Event::default().event("text").data(json!({"text": text}).to_string()), Some(streaming))
+            }
+            Some(Progress::Done(answer)) => (Event::default().event("answer").data(json!(&*answer).to_string()), None),
+            Some(Progress::Failed(e)) => (Event::default().event("error").data(e.body().to_string()), None),
+            None => (
+                Event::default().event("error").data(ApiError::internal("the answer was lost").body().to_string()),
+                None,
+            ),
+        };
+        Some((Ok::<_, Infallible>(event), next))
+    });
+    Ok(Sse::new(events).into_response())
 }
 
 #[derive(Deserialize)]

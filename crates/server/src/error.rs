@@ -63,6 +63,11 @@ impl ApiError {
             _ => "internal",
         }
     }
+
+    /// `{"error": {"code", "type", "message"}}`, also sent as an SSE event when a stream fails.
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::json!({"error": {"code": self.status.as_u16(), "type": self.kind(), "message": self.message}})
+    }
 }
 
 impl From<EngineError> for ApiError {
@@ -93,10 +98,7 @@ impl From<AskError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({
-            "error": {"code": self.status.as_u16(), "type": self.kind(), "message": self.message}
-        });
-        let mut response = (self.status, axum::Json(body)).into_response();
+        let mut response = (self.status, axum::Json(self.body())).into_response();
         if let Some(seconds) = self.retry_after {
             if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, v);

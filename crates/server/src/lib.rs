@@ -11,6 +11,7 @@ mod openai;
 mod paths;
 mod queue;
 pub mod service;
+mod stream;
 mod web;
 
 pub use error::ApiError;

@@ -131,7 +131,7 @@ impl SkillragMcp {
             }
             "ask" => {
                 let query = text_arg(&args, "query").ok_or_else(|| ApiError::bad_request("`query` is required"))?;
-                let (answer, _) = self.service.ask(query, AskOptions { skill, id: None }, None).await?;
+                let (answer, _) = self.service.ask(query, AskOptions { skill, id: None }, Vec::new()).await?;
                 Ok(ok(crate::openai::content_of(&answer), serde_json::to_value(&*answer).unwrap_or(Value::Null)))
             }
             "list_sources" => {

@@ -4,11 +4,13 @@
 //! a refusal is a normal assistant message whose kind is in `skillrag.refusal`.
 
 use crate::error::{ApiError, Json};
+use crate::stream::{self, Progress, Streaming};
 use crate::Shared;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use skillrag_ask::answer::marker_len;
@@ -81,43 +83,97 @@ pub async fn chat_completions(
     Json(req): Json<ChatRequest>,
 ) -> Result<Response, ApiError> {
     let skill = skill_of_model(&shared, &req.model)?;
-    let user: Vec<String> = req.messages.iter().filter(|m| m.role == "user").map(ChatMessage::text).collect();
-    let Some(question) = user.last().cloned() else {
+    let mut user: Vec<String> = req.messages.iter().filter(|m| m.role == "user").map(ChatMessage::text).collect();
+    let Some(question) = user.pop() else {
         return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`messages` has no user message to answer"));
     };
-    let previous = user.len().checked_sub(2).map(|i| user[i].clone());
-    let (answer, _) = shared.service.ask(question, AskOptions { skill, id: None }, previous).await?;
-    let id = format!("chatcmpl-{}", uuid_like());
-    let created = crate::now_secs();
-    let content = content_of(&answer);
-    let extras = extras_of(&answer);
+    // The earlier user messages are the conversation: follow-ups keep their topic.
+    let history = user;
+    let options = AskOptions { skill, id: None };
+    let chunks = Chunks { id: format!("chatcmpl-{}", uuid_like()), created: crate::now_secs(), model: req.model };
     if !req.stream {
+        let (answer, _) = shared.service.ask(question, options, history).await?;
         let mut body = json!({
-            "id": id, "object": "chat.completion", "created": created, "model": req.model,
+            "id": chunks.id, "object": "chat.completion", "created": chunks.created, "model": chunks.model,
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": null,
-                "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                "message": {"role": "assistant", "content": content_of(&answer)}}],
+            "usage": usage_of(&answer),
         });
-        merge(&mut body, extras);
+        merge(&mut body, extras_of(&answer));
         return Ok(axum::Json(body).into_response());
     }
-    let chunk = |delta: Value, finish: Option<&str>| {
-        json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": req.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}]})
-    };
-    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
-    events.extend(pieces(&content).into_iter().map(|p| chunk(json!({"content": p}), None)));
-    let mut last = chunk(json!({}), Some("stop"));
-    merge(&mut last, extras);
-    events.push(last);
-    let stream = futures_util::stream::iter(
-        events
-            .into_iter()
-            .map(|e| Event::default().data(e.to_string()))
-            .chain(std::iter::once(Event::default().data("[DONE]")))
-            .map(Ok::<_, Infallible>),
-    );
+    let streaming = Streaming::start(shared.service.clone(), question, options, history).await?;
+    let head = chunks.chunk(json!({"role": "assistant", "content": ""}), None);
+    let state = Some(Live { streaming, chunks, sent: String::new() });
+    // One SSE event per checked sentence as the worker delivers it; the rest when it is done.
+    let live = futures_util::stream::unfold(state, |state| async move {
+        let mut live = state?;
+        let (events, next) = match live.streaming.next().await {
+            Some(Progress::Text(text)) => {
+                let text = if live.sent.is_empty() { text.trim_start().to_string() } else { text };
+                live.sent.push_str(&text);
+                let events =
+                    if text.is_empty() { vec![] } else { vec![live.chunks.chunk(json!({"content": text}), None)] };
+                (events, Some(live))
+            }
+            Some(Progress::Done(answer)) => (live.finish(&answer), None),
+            // OpenAI's shape for an error after the stream began.
+            Some(Progress::Failed(e)) => (vec![e.body()], None),
+            None => (vec![ApiError::internal("the answer was lost").body()], None),
+        };
+        let mut events: Vec<Event> = events.into_iter().map(|e| Event::default().data(e.to_string())).collect();
+        if next.is_none() {
+            events.push(Event::default().data("[DONE]"));
+        }
+        Some((futures_util::stream::iter(events), next))
+    })
+    .flatten();
+    let stream =
+        futures_util::stream::iter([Event::default().data(head.to_string())]).chain(live).map(Ok::<_, Infallible>);
     Ok(Sse::new(stream).into_response())
+}
+
+/// What every chunk of one completion shares.
+struct Chunks {
+    id: String,
+    created: u64,
+    model: String,
+}
+
+impl Chunks {
+    fn chunk(&self, delta: Value, finish: Option<&str>) -> Value {
+        json!({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}]})
+    }
+}
+
+/// A completion being streamed, and the content sent so far.
+struct Live {
+    streaming: Streaming,
+    chunks: Chunks,
+    sent: String,
+}
+
+impl Live {
+    /// The content not streamed yet (all of it for a cached, extractive or refused answer), in
+    /// pieces, then the last chunk with `finish_reason`, usage, citations and the extras.
+    fn finish(&self, answer: &Answer) -> Vec<Value> {
+        let replaced = answer.refusal.is_some() || answer.generation.as_ref().is_some_and(|g| g.fallback.is_some());
+        let rest = stream::rest_after(&self.sent, &content_of(answer), replaced, &answer.warnings);
+        let mut events: Vec<Value> =
+            pieces(&rest).into_iter().map(|p| self.chunks.chunk(json!({"content": p}), None)).collect();
+        let mut last = self.chunks.chunk(json!({}), Some("stop"));
+        merge(&mut last, json!({"usage": usage_of(answer)}));
+        merge(&mut last, extras_of(answer));
+        events.push(last);
+        events
+    }
+}
+
+/// Token counts of the LLM's answer (zero for an answer written without one).
+fn usage_of(answer: &Answer) -> Value {
+    let (prompt, completion) = answer.generation.as_ref().map_or((0, 0), |g| (g.prompt_tokens, g.completion_tokens));
+    json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
 }
 
 /// The answer with its footnotes: `[n] skill/source p. 3 › heading`.
@@ -155,7 +211,8 @@ fn extras_of(answer: &Answer) -> Value {
     json!({
         "citations": citations,
         "skillrag": {"route": answer.route, "refusal": answer.refusal, "hits": answer.hits,
-            "attempts": answer.attempts, "timings_ms": answer.timings_ms},
+            "attempts": answer.attempts, "timings_ms": answer.timings_ms,
+            "generation": answer.generation, "warnings": answer.warnings},
     })
 }
 

@@ -7,7 +7,7 @@ use crate::metrics::Metrics;
 use crate::queue::{Refused, WorkQueue};
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Gap, Route};
+use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Decision, Gap, Route};
 use skillrag_engine::{
     Engine, IndexOptions, IndexReport, Project, SearchOptions, SearchResult, SilentProgress, SkillStatus, SourceInfo,
 };
@@ -34,6 +34,9 @@ impl Default for Limits {
         Limits { workers: cores, queue: 256, cache_entries: 1024 }
     }
 }
+
+/// Receives an answer's checked text as the LLM writes it, on the worker thread.
+pub type TextSink = Box<dyn FnMut(&str) + Send>;
 
 /// Index generation per skill (`None`: not indexed).
 type Generations = std::collections::BTreeMap<String, Option<u64>>;
@@ -156,12 +159,27 @@ impl Service {
     }
 
     /// Answers a question (from the cache when it was answered before on this generation).
+    /// `history` holds the conversation's earlier user questions, oldest first.
     /// Waits for a free answer slot; refuses with 503 when too many questions wait already.
     pub async fn ask(
         self: &Arc<Self>,
         query: String,
         options: AskOptions,
-        previous: Option<String>,
+        history: Vec<String>,
+    ) -> Result<(Arc<Answer>, bool), ApiError> {
+        self.ask_streaming(query, options, history, None).await
+    }
+
+    /// [`Service::ask`], handing the LLM's checked sentences to `on_text` as they are written
+    /// (from the worker thread), after an empty text once the question has a worker. Nothing
+    /// else is handed over for a cached, extractive or refused answer: the caller sends those
+    /// whole.
+    pub async fn ask_streaming(
+        self: &Arc<Self>,
+        query: String,
+        options: AskOptions,
+        history: Vec<String>,
+        on_text: Option<TextSink>,
     ) -> Result<(Arc<Answer>, bool), ApiError> {
         if query.trim().is_empty() {
             return Err(ApiError::bad_request("the question is empty"));
@@ -169,7 +187,7 @@ impl Service {
         let live = self.live();
         let key = (options.skill.clone().unwrap_or_default(), query.trim().to_string());
         // A follow-up depends on the conversation; only standalone questions are cached.
-        let cacheable = previous.is_none();
+        let cacheable = history.is_empty();
         if cacheable {
             if let Some(hit) = live.cache.as_ref().and_then(|c| lock(c).get(&key).cloned()) {
                 self.metrics.cache(true);
@@ -183,16 +201,14 @@ impl Service {
             let live = live.clone();
             self.work(move || {
                 let assistant = &live.assistant;
-                let mut conversation = Conversation::new();
-                if let Some(previous) = previous {
-                    // The earlier turn only lends its topic: route it, don't answer it again.
-                    let mut turn = Answer::new(None, previous.clone());
-                    if let Ok(route) = assistant.route(&previous) {
-                        turn.route = route;
-                        conversation.record(&previous, &turn);
-                    }
+                let conversation = conversation_of(assistant, &history);
+                let mut on_text = on_text;
+                // An empty text first: the question has a worker now, so a stream can begin.
+                if let Some(f) = on_text.as_mut() {
+                    f("");
                 }
-                Ok(assistant.ask_in(&query, &options, Some(&conversation))?)
+                let on_text = on_text.as_mut().map(|f| f.as_mut() as &mut dyn FnMut(&str));
+                Ok(assistant.ask_streaming(&query, &options, Some(&conversation), on_text)?)
             })
             .await?
         };
@@ -393,6 +409,35 @@ impl Service {
             }
         }
     }
+}
+
+/// Earlier questions of a conversation taken into account (routing each costs a query embedding).
+const HISTORY_TURNS: usize = 4;
+
+/// The conversation so far, rebuilt from its user questions: each earlier turn only lends its
+/// topic, so it is routed (or, as a follow-up, keeps the topic before it), never answered again.
+fn conversation_of(assistant: &Assistant, history: &[String]) -> Conversation {
+    let mut conversation = Conversation::new();
+    let start = history.len().saturating_sub(HISTORY_TURNS);
+    for question in &history[start..] {
+        if question.trim().is_empty() {
+            continue;
+        }
+        let mut turn = Answer::new(None, question.clone());
+        // As `ask_in` does: a follow-up keeps the previous skill rather than being routed alone.
+        match conversation.follow_up(question) {
+            Some(follow_up) => {
+                turn.route.skills = follow_up.skills;
+                turn.route.decision = Decision::Single;
+            }
+            None => match assistant.route(question) {
+                Ok(route) => turn.route = route,
+                Err(_) => continue,
+            },
+        }
+        conversation.record(question, &turn);
+    }
+    conversation
 }
 
 /// The answer with the caller's `id` (cached answers are shared between callers).

@@ -206,3 +206,198 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// `SKILLRAG_TEST_LLM_BASE_URL` and model (started by `scripts/setup-llm`); `None` with a notice
+/// when it is not set, unless `SKILLRAG_TEST_REQUIRE_LLM=1` makes that a failure.
+pub fn llm_server() -> Option<(String, String)> {
+    match std::env::var("SKILLRAG_TEST_LLM_BASE_URL") {
+        Ok(url) if !url.is_empty() => {
+            Some((url, std::env::var("SKILLRAG_TEST_LLM_MODEL").unwrap_or_else(|_| "qwen".into())))
+        }
+        _ => {
+            assert!(
+                std::env::var("SKILLRAG_TEST_REQUIRE_LLM").as_deref() != Ok("1"),
+                "SKILLRAG_TEST_LLM_BASE_URL is not set: run `eval \"$(scripts/setup-llm)\"`"
+            );
+            eprintln!(
+                "skipped: no LLM server (SKILLRAG_TEST_LLM_BASE_URL); `eval \"$(scripts/setup-llm)\"` starts one"
+            );
+            None
+        }
+    }
+}
+
+/// The LLM settings for `cmd`, with short answers to keep a CPU-only test quick.
+pub fn with_llm(mut cmd: Command, url: &str, model: &str) -> Command {
+    cmd.env("SKILLRAG_LLM_BASE_URL", url).env("SKILLRAG_LLM_MODEL", model).env("SKILLRAG_LLM_MAX_TOKENS", "120");
+    cmd
+}
+
+/// What [`FaultProxy`] does to every request for the LLM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Forwards to the real server and cuts both connections after this many SSE events of its
+    /// answer: a stream that breaks off midway.
+    CutAfterEvents(usize),
+    /// Forwards the real server's answer but cuts the connections before the event that
+    /// finishes it: all its text arrived, the completion never did.
+    CutBeforeFinish,
+    /// Answers this HTTP status itself (429 with `Retry-After: 0`).
+    Status(u16),
+    /// Answers 200 with a JSON body that does not parse.
+    MalformedJson,
+    /// Answers an SSE stream whose event is not JSON.
+    MalformedEvent,
+    /// Reads the request and never answers.
+    Stall,
+}
+
+/// A fault-injecting proxy on loopback in front of an OpenAI-compatible server, for the faults
+/// a real server won't produce on demand. Its threads live as long as the test process.
+pub struct FaultProxy {
+    /// `http://127.0.0.1:PORT/v1`, for `SKILLRAG_LLM_BASE_URL`.
+    pub base_url: String,
+    requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl FaultProxy {
+    /// `upstream` is the real server's base URL (`http://host:port/v1`); only
+    /// [`Fault::CutAfterEvents`] talks to it.
+    pub fn start(fault: Fault, upstream: &str) -> FaultProxy {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let upstream = upstream.trim_start_matches("http://").split('/').next().unwrap_or_default().to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let requests = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = requests.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let upstream = upstream.clone();
+                std::thread::spawn(move || {
+                    // A failed exchange is the client's business (it sees a broken connection).
+                    let _ = proxy_one(client, fault, &upstream);
+                });
+            }
+        });
+        FaultProxy { base_url, requests }
+    }
+
+    /// Requests (connections) received so far.
+    pub fn requests(&self) -> usize {
+        self.requests.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Reads one HTTP request: its head (without the blank line) and its body.
+fn read_request(stream: &mut std::net::TcpStream) -> std::io::Result<(String, Vec<u8>)> {
+    use std::io::Read;
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        data.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&data[..head_end]).into_owned();
+    let length: usize = head
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = data[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    Ok((head, body))
+}
+
+fn proxy_one(mut client: std::net::TcpStream, fault: Fault, upstream: &str) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    let (head, body) = read_request(&mut client)?;
+    let respond = |client: &mut std::net::TcpStream, status: &str, headers: &str, body: &str| {
+        write!(
+            client,
+            "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    match fault {
+        Fault::Status(429) => respond(
+            &mut client,
+            "429 Too Many Requests",
+            "Content-Type: application/json\r\nRetry-After: 0\r\n",
+            r#"{"error":{"message":"slow down"}}"#,
+        ),
+        Fault::Status(code) => respond(
+            &mut client,
+            &format!("{code} Injected Fault"),
+            "Content-Type: application/json\r\n",
+            r#"{"error":{"message":"injected fault"}}"#,
+        ),
+        Fault::MalformedJson => {
+            respond(&mut client, "200 OK", "Content-Type: application/json\r\n", r#"{"choices": [{"message": "#)
+        }
+        Fault::MalformedEvent => {
+            respond(&mut client, "200 OK", "Content-Type: text/event-stream\r\n", "data: {\"choices\": [oops\n\n")
+        }
+        Fault::Stall => {
+            std::thread::sleep(std::time::Duration::from_secs(120));
+            Ok(())
+        }
+        Fault::CutAfterEvents(_) | Fault::CutBeforeFinish => {
+            let mut server = std::net::TcpStream::connect(upstream)?;
+            // One exchange per connection, so the server's end of it is the end of the answer.
+            let mut request: String = head
+                .lines()
+                .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+                .map(|l| format!("{l}\r\n"))
+                .collect();
+            request.push_str("Connection: close\r\n\r\n");
+            server.write_all(request.as_bytes())?;
+            server.write_all(&body)?;
+            let (mut seen, mut sent) = (Vec::new(), 0);
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = server.read(&mut buf)?;
+                if n == 0 {
+                    client.write_all(&seen[sent..])?;
+                    break;
+                }
+                seen.extend_from_slice(&buf[..n]);
+                let starts: Vec<usize> =
+                    seen.windows(5).enumerate().filter(|(_, w)| *w == b"data:").map(|(i, _)| i).collect();
+                // Complete events are the ones another has followed; the last may still be arriving.
+                let cut = starts.windows(2).enumerate().find_map(|(i, w)| {
+                    let finishes = seen[w[0]..w[1]].windows(17).any(|x| x == b"\"finish_reason\":\"");
+                    let cut = match fault {
+                        Fault::CutAfterEvents(events) => i == events,
+                        _ => finishes,
+                    };
+                    cut.then_some(w[0])
+                });
+                if let Some(cut) = cut.filter(|c| *c >= sent) {
+                    client.write_all(&seen[sent..cut])?;
+                    break;
+                }
+                let ready = starts.last().copied().unwrap_or(0).max(sent);
+                client.write_all(&seen[sent..ready])?;
+                sent = ready;
+            }
+            client.flush()?;
+            let _ = client.shutdown(std::net::Shutdown::Both);
+            let _ = server.shutdown(std::net::Shutdown::Both);
+            Ok(())
+        }
+    }
+}
