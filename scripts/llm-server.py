@@ -13,6 +13,7 @@ parser.add_argument("--port", type=int, default=18080)
 parser.add_argument("--alias", default="local", help="model name shown by /v1/models")
 parser.add_argument("--ctx-size", type=int, default=8192)
 parser.add_argument("--parallel", type=int, default=2, help="requests decoded at once")
+parser.add_argument("--embedding", action="store_true", help="serve /v1/embeddings (mean pooling) instead of chat")
 args = parser.parse_args()
 
 # Block the signals before the server's threads start, so that they all inherit the mask and
@@ -25,6 +26,11 @@ params.port = args.port
 params.n_ctx = args.ctx_size
 params.n_parallel = args.parallel
 params.model_alias = {args.alias}
+if args.embedding:
+    params.embedding = True
+    params.pooling_type = xlc.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
+    params.n_ctx = min(args.ctx_size, 2048)
+    params.n_parallel = 1
 params.cpuparams.n_threads = os.cpu_count() or 2
 server = xlc.Server(params)
 print(f"serving {args.model} at {server.listening_address}/v1", flush=True)

@@ -138,7 +138,8 @@ impl OpenAiEmbedder {
             if vector.is_empty() {
                 return Err(self.bad(format!("data[{position}].embedding is empty")));
             }
-            let expected = if self.dim > 0 { self.dim } else { out.iter().flatten().next().map_or(vector.len(), Vec::len) };
+            let expected =
+                if self.dim > 0 { self.dim } else { out.iter().flatten().next().map_or(vector.len(), Vec::len) };
             if vector.len() != expected {
                 return Err(self.bad(format!(
                     "data[{position}].embedding has {} dimensions, expected {expected} (set [embed] dim to what the \

@@ -417,7 +417,7 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
-const NOT_SETTINGS: [&str; 10] = [
+const NOT_SETTINGS: [&str; 11] = [
     "SKILLRAG_CACHE",
     "SKILLRAG_PG_BIN",
     "SKILLRAG_PG_DIR",
@@ -427,6 +427,7 @@ const NOT_SETTINGS: [&str; 10] = [
     "SKILLRAG_LLM_DIR",
     "SKILLRAG_LLM_PORT",
     "SKILLRAG_EMBED_API_KEY",
+    "SKILLRAG_EMBED_PORT",
     "SKILLRAG_RERANK_API_KEY",
 ];
 
@@ -712,9 +713,15 @@ mod tests {
         .unwrap();
         assert!(loaded.unknown_env.is_empty(), "{:?}", loaded.unknown_env);
         let c = loaded.config;
-        assert_eq!((c.embed.base_url.as_str(), c.embed.model.as_str(), c.embed.dim), ("http://127.0.0.1:11434/v1", "bge-m3", 1024));
+        assert_eq!(
+            (c.embed.base_url.as_str(), c.embed.model.as_str(), c.embed.dim),
+            ("http://127.0.0.1:11434/v1", "bge-m3", 1024)
+        );
         assert_eq!(c.embed_model_path(tmp.path()), None, "an API model is no folder");
-        assert_eq!((c.rerank.url.as_str(), c.rerank.candidates, c.rerank.timeout_secs), ("http://127.0.0.1:8080", 30, 3));
+        assert_eq!(
+            (c.rerank.url.as_str(), c.rerank.candidates, c.rerank.timeout_secs),
+            ("http://127.0.0.1:8080", 30, 3)
+        );
         assert_eq!(c.rerank_model_path(tmp.path()), None);
         let c = load(tmp.path(), &env(&[("SKILLRAG_RERANK_MODEL", "models/bge-reranker-base")])).unwrap().config;
         assert_eq!(c.rerank_model_path(tmp.path()), Some(tmp.path().join("models/bge-reranker-base")));

@@ -35,14 +35,22 @@ pub enum EngineError {
     UnknownSkill { skill: String, hint: String },
     #[error("skill `{0}` has no index yet: run `skillrag index --skill {0}`")]
     NotIndexed(String),
+    /// Not `#[from]`: the message already carries the cause, which must not be printed twice
+    /// by error chains.
     #[error("embedding model: {0}")]
-    Embed(#[from] skillrag_embed::EmbedError),
+    Embed(skillrag_embed::EmbedError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
     Invalid(String),
     #[error("another `skillrag index` is running in this project ({0}); wait for it to finish")]
     Busy(String),
+}
+
+impl From<skillrag_embed::EmbedError> for EngineError {
+    fn from(e: skillrag_embed::EmbedError) -> Self {
+        EngineError::Embed(e)
+    }
 }
 
 /// The project folder and its configuration.

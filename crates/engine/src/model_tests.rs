@@ -102,7 +102,11 @@ fn switching_between_local_and_remote_models_asks_for_a_reindex() {
         fn dim(&self) -> usize {
             16
         }
-        fn embed(&self, t: &[&str], k: skillrag_embed::EmbedKind) -> Result<Vec<skillrag_embed::Embedding>, skillrag_embed::EmbedError> {
+        fn embed(
+            &self,
+            t: &[&str],
+            k: skillrag_embed::EmbedKind,
+        ) -> Result<Vec<skillrag_embed::Embedding>, skillrag_embed::EmbedError> {
             self.0.embed(t, k)
         }
     }
@@ -203,7 +207,10 @@ fn the_rerank_stage_reorders_the_fused_candidates() {
     let off = e.search("blinking light router", &SearchOptions { rerank: false, ..one_skill() }).unwrap();
     assert!(off.rerank.is_none() && off.hits.iter().all(|h| h.scores.rerank.is_none()));
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::SeqCst), n);
-    write(&tmp.path().join("skillrag.toml"), "[index]\nchunk_size = 200\nchunk_overlap = 40\n[rerank]\ncandidates = 1\n");
+    write(
+        &tmp.path().join("skillrag.toml"),
+        "[index]\nchunk_size = 200\nchunk_overlap = 40\n[rerank]\ncandidates = 1\n",
+    );
     let e = open(tmp.path()).unwrap().with_reranker(Some(counter));
     let result = e.search("blinking light router", &one_skill()).unwrap();
     assert_eq!(result.hits.iter().filter(|h| h.scores.rerank.is_some()).count(), 1);
@@ -273,5 +280,9 @@ fn bad_rerank_settings_are_errors_at_open() {
     index(&e);
     let result = e.search("router", &one_skill()).unwrap();
     assert!(!result.hits.is_empty());
-    assert!(result.skills[0].notice.as_deref().unwrap_or("").contains("tokenizer.json is missing"), "{:?}", result.skills);
+    assert!(
+        result.skills[0].notice.as_deref().unwrap_or("").contains("tokenizer.json is missing"),
+        "{:?}",
+        result.skills
+    );
 }

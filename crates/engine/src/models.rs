@@ -51,10 +51,8 @@ fn remembered_dim(project: &Project, id: &str) -> Option<usize> {
 
 fn remember_dim(project: &Project, id: &str, dim: usize) {
     let path = dims_file(project);
-    let mut dims: BTreeMap<String, usize> = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let mut dims: BTreeMap<String, usize> =
+        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     dims.insert(id.to_string(), dim);
     // Best effort: without it, the next start asks the server again.
     if let (Some(dir), Ok(text)) = (path.parent(), serde_json::to_string_pretty(&dims)) {
@@ -128,6 +126,8 @@ pub(crate) fn open_reranker(config: &Config, root: &Path) -> Result<Option<Arc<d
     }
     match config.rerank_model_path(root) {
         None => Ok(None),
-        Some(path) => CrossEncoder::open(&path).map(|r| Some(Arc::new(r) as Arc<dyn Reranker>)).map_err(|e| e.to_string()),
+        Some(path) => {
+            CrossEncoder::open(&path).map(|r| Some(Arc::new(r) as Arc<dyn Reranker>)).map_err(|e| e.to_string())
+        }
     }
 }

@@ -63,7 +63,10 @@ pub struct JsonClient {
 impl std::fmt::Debug for JsonClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never print the key.
-        f.debug_struct("JsonClient").field("timeout", &self.config.timeout).field("retries", &self.config.retries).finish()
+        f.debug_struct("JsonClient")
+            .field("timeout", &self.config.timeout)
+            .field("retries", &self.config.retries)
+            .finish()
     }
 }
 
@@ -139,11 +142,8 @@ impl JsonClient {
         let mut body = response.into_body();
         let text = body.with_config().limit(MAX_BODY).read_to_string();
         if !(200..300).contains(&status) {
-            let error = HttpError::Status {
-                url: url.to_string(),
-                status,
-                message: error_message(&text.unwrap_or_default()),
-            };
+            let error =
+                HttpError::Status { url: url.to_string(), status, message: error_message(&text.unwrap_or_default()) };
             return Err(if status == 429 || status >= 500 {
                 Failure::Retry { error, after: retry_after }
             } else {

@@ -62,8 +62,8 @@ impl CrossEncoder {
         if !path.is_dir() {
             return Err(err("not a folder (set [rerank] model to a cross-encoder folder)".into()));
         }
-        let config_json =
-            std::fs::read_to_string(path.join("config.json")).map_err(|e| err(format!("cannot read config.json: {e}")))?;
+        let config_json = std::fs::read_to_string(path.join("config.json"))
+            .map_err(|e| err(format!("cannot read config.json: {e}")))?;
         let tokenizer_path = path.join("tokenizer.json");
         if !tokenizer_path.is_file() {
             return Err(err("tokenizer.json is missing".into()));
@@ -73,7 +73,9 @@ impl CrossEncoder {
             return Err(err("model.safetensors is missing".into()));
         }
         let head: Head = serde_json::from_str(&config_json).map_err(|e| err(format!("config.json: {e}")))?;
-        if !head.architectures.is_empty() && !head.architectures.iter().any(|a| a.ends_with("ForSequenceClassification")) {
+        if !head.architectures.is_empty()
+            && !head.architectures.iter().any(|a| a.ends_with("ForSequenceClassification"))
+        {
             return Err(err(format!(
                 "architectures {:?} is not a cross-encoder (…ForSequenceClassification); an embedding model goes in [embed]",
                 head.architectures
@@ -95,7 +97,12 @@ impl CrossEncoder {
                 }
                 let config: xlm_roberta::Config =
                     serde_json::from_str(&config_json).map_err(|e| err(format!("config.json: {e}")))?;
-                (Classifier::XlmRoberta(xlm_roberta::XLMRobertaForSequenceClassification::new(num_labels, &config, vb)?), 1)
+                (
+                    Classifier::XlmRoberta(xlm_roberta::XLMRobertaForSequenceClassification::new(
+                        num_labels, &config, vb,
+                    )?),
+                    1,
+                )
             }
             Some("bert") | None => {
                 if !vb.contains_tensor("classifier.weight") {
@@ -103,8 +110,11 @@ impl CrossEncoder {
                 }
                 let config: bert::Config =
                     serde_json::from_str(&config_json).map_err(|e| err(format!("config.json: {e}")))?;
-                let vb_bert =
-                    if vb.contains_tensor("bert.embeddings.word_embeddings.weight") { vb.pp("bert") } else { vb.clone() };
+                let vb_bert = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
+                    vb.pp("bert")
+                } else {
+                    vb.clone()
+                };
                 let pooler = candle_nn::linear(head.hidden_size, head.hidden_size, vb_bert.pp("pooler").pp("dense"))
                     .map_err(|_| missing("bert.pooler.dense.weight"))?;
                 let encoder = bert::BertModel::load(vb_bert, &config)?;
@@ -118,7 +128,8 @@ impl CrossEncoder {
 
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| RerankError::Tokenizer(e.to_string()))?;
         // XLM-RoBERTa offsets positions by the padding index: 514 positions hold 512 tokens.
-        let max_length = head.max_position_embeddings.map_or(MAX_TOKENS, |p| p.saturating_sub(2).max(16)).min(MAX_TOKENS);
+        let max_length =
+            head.max_position_embeddings.map_or(MAX_TOKENS, |p| p.saturating_sub(2).max(16)).min(MAX_TOKENS);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length,
@@ -192,8 +203,7 @@ impl Reranker for CrossEncoder {
 
     fn rerank(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, RerankError> {
         let inputs: Vec<EncodeInput> = passages.iter().map(|p| (query, *p).into()).collect();
-        let encodings =
-            self.tokenizer.encode_batch(inputs, true).map_err(|e| RerankError::Tokenizer(e.to_string()))?;
+        let encodings = self.tokenizer.encode_batch(inputs, true).map_err(|e| RerankError::Tokenizer(e.to_string()))?;
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         let mut scores = vec![0.0; encodings.len()];

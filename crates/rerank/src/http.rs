@@ -88,7 +88,9 @@ impl HttpReranker {
     /// Raw scores of one batch, in input order.
     fn request(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, RerankError> {
         let (body, key) = match self.config.api {
-            RerankApi::Tei => (json!({"query": query, "texts": passages, "raw_scores": false, "truncate": true}), "score"),
+            RerankApi::Tei => {
+                (json!({"query": query, "texts": passages, "raw_scores": false, "truncate": true}), "score")
+            }
             RerankApi::Jina => (
                 json!({"model": self.config.model, "query": query, "documents": passages, "top_n": passages.len()}),
                 "relevance_score",
@@ -114,13 +116,13 @@ impl HttpReranker {
                 .and_then(Value::as_u64)
                 .map(|i| i as usize)
                 .filter(|&i| i < passages.len())
-                .ok_or_else(|| self.bad(format!("result {position} has no valid `index`: {}", clip(&item.to_string()))))?;
-            let score = item
-                .get(key)
-                .and_then(Value::as_f64)
-                .map(|s| s as f32)
-                .filter(|s| s.is_finite())
-                .ok_or_else(|| self.bad(format!("result {position} has no numeric `{key}`: {}", clip(&item.to_string()))))?;
+                .ok_or_else(|| {
+                self.bad(format!("result {position} has no valid `index`: {}", clip(&item.to_string())))
+            })?;
+            let score =
+                item.get(key).and_then(Value::as_f64).map(|s| s as f32).filter(|s| s.is_finite()).ok_or_else(|| {
+                    self.bad(format!("result {position} has no numeric `{key}`: {}", clip(&item.to_string())))
+                })?;
             if scores[index].replace(score).is_some() {
                 return Err(self.bad(format!("index {index} appears twice")));
             }
@@ -134,9 +136,9 @@ impl HttpReranker {
 }
 
 fn ends_with_version(url: &str) -> bool {
-    url.rsplit('/').next().is_some_and(|last| {
-        last.len() >= 2 && last.starts_with('v') && last[1..].chars().all(|c| c.is_ascii_digit())
-    })
+    url.rsplit('/')
+        .next()
+        .is_some_and(|last| last.len() >= 2 && last.starts_with('v') && last[1..].chars().all(|c| c.is_ascii_digit()))
 }
 
 impl Reranker for HttpReranker {
@@ -233,16 +235,19 @@ mod tests {
         assert_eq!(reranker("http://h/v1", RerankApi::Jina).endpoint(), "http://h/v1/rerank");
         assert_eq!(reranker("http://h/api/v2/rerank", RerankApi::Jina).endpoint(), "http://h/api/v2/rerank");
         assert_eq!(reranker("http://h:8080/", RerankApi::Tei).endpoint(), "http://h:8080/rerank");
-        assert_ne!(reranker("http://h/v1", RerankApi::Jina).model_id(), reranker("http://h/v1", RerankApi::Tei).model_id());
+        assert_ne!(
+            reranker("http://h/v1", RerankApi::Jina).model_id(),
+            reranker("http://h/v1", RerankApi::Tei).model_id()
+        );
         assert_eq!(RerankApi::parse("llama.cpp"), Some(RerankApi::Jina));
         assert_eq!(RerankApi::parse("nope"), None);
     }
 
     #[test]
     fn logits_are_mapped_to_probabilities_keeping_order() {
-        let server = serve(vec![Reply::json(|_| {
-            json!({"results": [{"index": 0, "relevance_score": -3.5}, {"index": 1, "relevance_score": 0.7}]})
-        })]);
+        let server = serve(vec![Reply::json(
+            |_| json!({"results": [{"index": 0, "relevance_score": -3.5}, {"index": 1, "relevance_score": 0.7}]}),
+        )]);
         let mut c = HttpRerankConfig::new(&server.url("/v1"), RerankApi::Jina);
         c.http.retries = 0;
         let scores = HttpReranker::new(c).unwrap().rerank("q", &["a", "b"]).unwrap();

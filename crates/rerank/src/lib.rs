@@ -18,7 +18,7 @@ mod cross_encoder;
 mod http;
 
 pub use cross_encoder::CrossEncoder;
-pub use http::{HttpReranker, HttpRerankConfig, RerankApi};
+pub use http::{HttpRerankConfig, HttpReranker, RerankApi};
 pub use skillrag_http::{HttpConfig, HttpError};
 
 #[derive(Debug, thiserror::Error)]

@@ -103,19 +103,27 @@ fn malformed_and_inconsistent_answers_are_clear_errors() {
         (Reply::json(|_| json!({"object": "list"})), "no `data` array"),
         (Reply::json(|_| json!({"data": [{"index": 0, "embedding": [1.0, 0.0, 0.0]}]})), "2 texts were sent but 1"),
         (
-            Reply::json(|_| json!({"data": [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [1.0, 0.0, 0.0]}]})),
+            Reply::json(
+                |_| json!({"data": [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [1.0, 0.0, 0.0]}]}),
+            ),
             "has 2 dimensions, expected 3",
         ),
         (
-            Reply::json(|_| json!({"data": [{"index": 0, "embedding": [1.0, 0.0, 0.0]}, {"index": 0, "embedding": [1.0, 0.0, 0.0]}]})),
+            Reply::json(
+                |_| json!({"data": [{"index": 0, "embedding": [1.0, 0.0, 0.0]}, {"index": 0, "embedding": [1.0, 0.0, 0.0]}]}),
+            ),
             "appears twice",
         ),
         (
-            Reply::json(|_| json!({"data": [{"index": 0, "embedding": [1.0, 0.0, 0.0]}, {"index": 7, "embedding": [1.0, 0.0, 0.0]}]})),
+            Reply::json(
+                |_| json!({"data": [{"index": 0, "embedding": [1.0, 0.0, 0.0]}, {"index": 7, "embedding": [1.0, 0.0, 0.0]}]}),
+            ),
             "index 7",
         ),
         (
-            Reply::json(|_| json!({"data": [{"index": 0, "embedding": [[1.0], [0.0]]}, {"index": 1, "embedding": [1.0, 0.0, 0.0]}]})),
+            Reply::json(
+                |_| json!({"data": [{"index": 0, "embedding": [[1.0], [0.0]]}, {"index": 1, "embedding": [1.0, 0.0, 0.0]}]}),
+            ),
             "--pooling",
         ),
     ];
