@@ -26,12 +26,18 @@ params.port = args.port
 params.n_ctx = args.ctx_size
 params.n_parallel = args.parallel
 params.model_alias = {args.alias}
+params.cpuparams.n_threads = os.cpu_count() or 2
 if args.embedding:
     params.embedding = True
     params.pooling_type = xlc.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
-    params.n_ctx = min(args.ctx_size, 2048)
-    params.n_parallel = 1
-params.cpuparams.n_threads = os.cpu_count() or 2
+    # Texts of one request are decoded together, up to 1024 tokens each.
+    params.n_parallel = 4
+    params.n_ctx = 4 * 1024
+    params.n_batch = params.n_ubatch = 1024
+    # Embedding requests are short: one thread answers them as fast as two on a busy machine,
+    # without spinning against the test processes.
+    params.cpuparams.n_threads = 1
+    params.cpuparams_batch.n_threads = 1
 server = xlc.Server(params)
 print(f"serving {args.model} at {server.listening_address}/v1", flush=True)
 signal.sigwait({signal.SIGTERM, signal.SIGINT})

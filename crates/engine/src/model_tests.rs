@@ -142,6 +142,10 @@ fn an_embedding_server_that_is_down_is_a_clear_error() {
     let err = e.index(&IndexOptions::default(), &SilentProgress).unwrap_err().to_string();
     assert!(err.contains("cannot connect"), "{err}");
     assert!(e.index_of("good").unwrap().is_none());
+    // A base URL without a model name.
+    let tmp = project(&format!("[embed]\nbase_url = \"{url}\"\ndim = 16\n"));
+    let err = open(tmp.path()).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("needs [embed] model"), "{err}");
 }
 
 /// Scores passages by how many query words they contain; counts calls.

@@ -67,6 +67,12 @@ pub(crate) fn identify_remote(
     project: &Project,
     config: OpenAiEmbedConfig,
 ) -> Result<(ModelIdentity, Option<Arc<dyn Embedder>>), EngineError> {
+    if config.model.is_empty() || config.model.eq_ignore_ascii_case("none") {
+        return Err(EngineError::Invalid(format!(
+            "[embed] base_url = {} needs [embed] model (SKILLRAG_EMBED_MODEL): the model name the API serves",
+            config.base_url
+        )));
+    }
     let id = config.model_id();
     let configured = project.config.embed.dim;
     let known = if configured > 0 { Some(configured) } else { remembered_dim(project, &id) };
