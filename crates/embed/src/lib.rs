@@ -5,12 +5,17 @@
 //! its text the model could actually see ([`Embedding::visibility`]): an English-trained
 //! WordPiece vocabulary turns most Chinese characters into `[UNK]`, and retrieval must be able
 //! to drop a dense signal that is blind rather than fuse its noise.
+//!
+//! [`OpenAiEmbedder`] calls an OpenAI-compatible `/v1/embeddings` endpoint instead.
 
 mod bert;
 mod model_dir;
+mod openai;
 
 pub use bert::BertEmbedder;
 pub use model_dir::{ModelDir, Pooling};
+pub use openai::{OpenAiEmbedConfig, OpenAiEmbedder};
+pub use skillrag_http::{HttpConfig, HttpError};
 
 /// Whether a text is a search query or a passage to be found; models such as bge and e5
 /// embed the two with different prefixes.
@@ -38,6 +43,12 @@ pub enum EmbedError {
     Tokenizer(String),
     #[error("model inference: {0}")]
     Inference(#[from] candle_core::Error),
+    #[error("embeddings API: {0}")]
+    Config(String),
+    #[error("embeddings API {0}")]
+    Remote(skillrag_http::HttpError),
+    #[error("embeddings API {url}: {message}")]
+    Response { url: String, message: String },
 }
 
 /// Turns texts into vectors. Implementations batch internally and are safe to share.

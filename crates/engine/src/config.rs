@@ -23,6 +23,7 @@ pub struct Config {
     pub index: IndexConfig,
     pub embed: EmbedConfig,
     pub retrieval: RetrievalConfig,
+    pub rerank: RerankConfig,
     pub ask: AskConfig,
     pub llm: LlmConfig,
     pub serve: ServeConfig,
@@ -172,11 +173,62 @@ pub struct IndexConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedConfig {
-    /// A local model folder (Hugging Face layout), or `none` for lexical-only retrieval.
+    /// A local model folder (Hugging Face layout), or `none` for lexical-only retrieval; with
+    /// `base_url`, the model name sent to the API.
     pub model: String,
     /// Overrides the model's own query prompt (e.g. bge's `为这个句子生成表示以用于检索相关文章：`).
     pub query_prefix: Option<String>,
     pub passage_prefix: Option<String>,
+    /// An OpenAI-compatible embeddings API root (`https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1`); `/embeddings` is appended. Empty = a local model. The API
+    /// key comes from the environment only (`SKILLRAG_EMBED_API_KEY`).
+    pub base_url: String,
+    /// The API's vector dimension; 0 = ask the server once (then remembered in
+    /// `<state>/cache/embed-dims.json`).
+    pub dim: usize,
+    /// Texts per API request (DashScope accepts at most 10).
+    pub batch: usize,
+    /// Seconds to wait for an API answer.
+    pub timeout_secs: u64,
+    /// Further API attempts after a connection failure, a timeout, 429 or 5xx.
+    pub retries: u32,
+}
+
+/// The optional rerank stage after fusion (DESIGN.md §4.5): a local cross-encoder folder
+/// (`model`) or a rerank endpoint (`url`). Neither set → no reranking, no cost. The API key of
+/// an endpoint comes from the environment only (`SKILLRAG_RERANK_API_KEY`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RerankConfig {
+    /// A local cross-encoder folder (Hugging Face layout: BERT or XLM-RoBERTa with a
+    /// classification head); with `url`, the model name sent to a Jina-style API.
+    pub model: String,
+    /// A rerank endpoint: the server root of TEI (`http://127.0.0.1:8080` → `/rerank`) or of a
+    /// Jina-style API (`https://api.jina.ai/v1` → `/v1/rerank`).
+    pub url: String,
+    /// The endpoint's shape: `tei` (`{query, texts}` → `[{index, score}]`) or `jina`
+    /// (`{model, query, documents}` → `{results: [{index, relevance_score}]}`: Jina, Cohere,
+    /// llama.cpp `--reranking`, vLLM).
+    pub api: String,
+    /// Fused hits scored by the reranker (the rest keep their fused order behind them).
+    pub candidates: usize,
+    /// Seconds to wait for the endpoint; beyond, the fused order is kept (with a notice).
+    pub timeout_secs: u64,
+    /// Further endpoint attempts after a connection failure, a timeout, 429 or 5xx.
+    pub retries: u32,
+}
+
+impl Default for RerankConfig {
+    fn default() -> Self {
+        RerankConfig {
+            model: String::new(),
+            url: String::new(),
+            api: "tei".into(),
+            candidates: 20,
+            timeout_secs: 10,
+            retries: 1,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -238,6 +290,7 @@ impl Default for Config {
             index: IndexConfig::default(),
             embed: EmbedConfig::default(),
             retrieval: RetrievalConfig::default(),
+            rerank: RerankConfig::default(),
             ask: AskConfig::default(),
             llm: LlmConfig::default(),
             serve: ServeConfig::default(),
@@ -264,7 +317,16 @@ impl Default for IndexConfig {
 
 impl Default for EmbedConfig {
     fn default() -> Self {
-        EmbedConfig { model: "none".into(), query_prefix: None, passage_prefix: None }
+        EmbedConfig {
+            model: "none".into(),
+            query_prefix: None,
+            passage_prefix: None,
+            base_url: String::new(),
+            dim: 0,
+            batch: 32,
+            timeout_secs: 30,
+            retries: 2,
+        }
     }
 }
 
@@ -376,7 +438,7 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
-const NOT_SETTINGS: [&str; 8] = [
+const NOT_SETTINGS: [&str; 11] = [
     "SKILLRAG_CACHE",
     "SKILLRAG_PG_BIN",
     "SKILLRAG_PG_DIR",
@@ -385,6 +447,9 @@ const NOT_SETTINGS: [&str; 8] = [
     "SKILLRAG_LLM_API_KEY",
     "SKILLRAG_LLM_DIR",
     "SKILLRAG_LLM_PORT",
+    "SKILLRAG_EMBED_API_KEY",
+    "SKILLRAG_EMBED_PORT",
+    "SKILLRAG_RERANK_API_KEY",
 ];
 
 /// (section, key) → default value, from the defaults themselves.
@@ -441,10 +506,21 @@ fn parse_env_value(
 }
 
 impl Config {
-    /// The embedding model folder, resolved against the project; `None` for `none`/empty.
+    /// The embedding model folder, resolved against the project; `None` for `none`/empty, and
+    /// when the model is an API's (`[embed] base_url` set).
     pub fn embed_model_path(&self, project: &Path) -> Option<PathBuf> {
         let m = self.embed.model.trim();
-        if m.is_empty() || m.eq_ignore_ascii_case("none") {
+        if m.is_empty() || m.eq_ignore_ascii_case("none") || !self.embed.base_url.trim().is_empty() {
+            return None;
+        }
+        Some(resolve(project, m))
+    }
+
+    /// The local cross-encoder folder, resolved against the project; `None` when unset or when
+    /// a rerank endpoint (`url`) is configured.
+    pub fn rerank_model_path(&self, project: &Path) -> Option<PathBuf> {
+        let m = self.rerank.model.trim();
+        if m.is_empty() || m.eq_ignore_ascii_case("none") || !self.rerank.url.trim().is_empty() {
             return None;
         }
         Some(resolve(project, m))
@@ -512,6 +588,24 @@ faq_examples = false     # questions of FAQ files (csv/tsv/json/jsonl) become ro
 model = "{model}"
 # query_prefix = "query: "      # override the model's own prompts (e5, bge)
 # passage_prefix = "passage: "
+# Or an OpenAI-compatible /v1/embeddings API (OpenAI, DashScope, Ollama, vLLM, TEI, llama.cpp;
+# docs/rerank.md): `model` is then the API's model name, the key only from the environment
+# (SKILLRAG_EMBED_API_KEY). Changing server or model asks for a re-index.
+base_url = ""            # e.g. "http://127.0.0.1:11434/v1"; env SKILLRAG_EMBED_BASE_URL
+dim = 0                  # the API's vector size; 0 = ask the server once and remember it
+batch = 32               # texts per request (DashScope: at most 10)
+timeout_secs = 30
+retries = 2              # after a connection failure, timeout, 429 or 5xx
+
+[rerank]
+# Optional: rescore the best fused hits with a cross-encoder (docs/rerank.md). Off when both
+# `model` and `url` are empty. A failing reranker keeps the fused order, with a notice.
+model = ""               # a local cross-encoder folder (BERT / XLM-RoBERTa, e.g. bge-reranker-base)
+url = ""                 # or an endpoint: TEI "http://127.0.0.1:8080", llama.cpp "http://127.0.0.1:8012/v1"
+api = "tei"              # tei ({{query, texts}} → /rerank) or jina (Jina, Cohere, llama.cpp, vLLM → /v1/rerank)
+candidates = 20          # fused hits rescored
+timeout_secs = 10        # then the fused order is kept
+retries = 1
 
 [retrieval]
 top_k = 10               # hits returned by `skillrag search`
@@ -625,6 +719,41 @@ mod tests {
         std::fs::remove_file(tmp.path().join(CONFIG_FILE)).unwrap();
         let loaded = load(tmp.path(), &env(&[("SKILLRAG_INDEX_CHUNKSIZE", "3"), ("SKILLRAG_CACHE", "/x")])).unwrap();
         assert_eq!(loaded.unknown_env, vec!["SKILLRAG_INDEX_CHUNKSIZE"]);
+    }
+
+    #[test]
+    fn remote_embedding_and_rerank_settings_from_the_environment() {
+        let tmp = tempfile::tempdir().unwrap();
+        let loaded = load(
+            tmp.path(),
+            &env(&[
+                ("SKILLRAG_EMBED_BASE_URL", "http://127.0.0.1:11434/v1"),
+                ("SKILLRAG_EMBED_MODEL", "bge-m3"),
+                ("SKILLRAG_EMBED_DIM", "1024"),
+                ("SKILLRAG_EMBED_API_KEY", "sk-x"),
+                ("SKILLRAG_RERANK_URL", "http://127.0.0.1:8080"),
+                ("SKILLRAG_RERANK_CANDIDATES", "30"),
+                ("SKILLRAG_RERANK_TIMEOUT_SECS", "3"),
+                ("SKILLRAG_RERANK_API_KEY", "sk-y"),
+            ]),
+        )
+        .unwrap();
+        assert!(loaded.unknown_env.is_empty(), "{:?}", loaded.unknown_env);
+        let c = loaded.config;
+        assert_eq!(
+            (c.embed.base_url.as_str(), c.embed.model.as_str(), c.embed.dim),
+            ("http://127.0.0.1:11434/v1", "bge-m3", 1024)
+        );
+        assert_eq!(c.embed_model_path(tmp.path()), None, "an API model is no folder");
+        assert_eq!(
+            (c.rerank.url.as_str(), c.rerank.candidates, c.rerank.timeout_secs),
+            ("http://127.0.0.1:8080", 30, 3)
+        );
+        assert_eq!(c.rerank_model_path(tmp.path()), None);
+        let c = load(tmp.path(), &env(&[("SKILLRAG_RERANK_MODEL", "models/bge-reranker-base")])).unwrap().config;
+        assert_eq!(c.rerank_model_path(tmp.path()), Some(tmp.path().join("models/bge-reranker-base")));
+        let err = load(tmp.path(), &env(&[("SKILLRAG_RERANK_CANDIDATES", "many")])).unwrap_err().to_string();
+        assert!(err.starts_with("SKILLRAG_RERANK_CANDIDATES=many"), "{err}");
     }
 
     #[test]

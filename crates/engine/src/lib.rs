@@ -5,6 +5,7 @@ mod chunking;
 pub mod config;
 mod index;
 mod migrate;
+mod models;
 mod search;
 mod status;
 pub mod watch;
@@ -12,10 +13,12 @@ pub mod watch;
 pub use config::Config;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
-pub use search::{SearchOptions, SearchResult, SkillSearch, Timings};
+pub use models::{EMBED_API_KEY_VAR, RERANK_API_KEY_VAR};
+pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
 pub use status::{Freshness, SkillStatus, SourceInfo};
 
-use skillrag_embed::{BertEmbedder, Embedder, ModelDir};
+use skillrag_embed::{BertEmbedder, Embedder, ModelDir, OpenAiEmbedder};
+use skillrag_rerank::Reranker;
 use skillrag_skill::{Discovery, Skill};
 use skillrag_store::{is_postgres_url, EmbeddedStore, PostgresStore, SkillIndex, Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
@@ -32,14 +35,22 @@ pub enum EngineError {
     UnknownSkill { skill: String, hint: String },
     #[error("skill `{0}` has no index yet: run `skillrag index --skill {0}`")]
     NotIndexed(String),
+    /// Not `#[from]`: the message already carries the cause, which must not be printed twice
+    /// by error chains.
     #[error("embedding model: {0}")]
-    Embed(#[from] skillrag_embed::EmbedError),
+    Embed(skillrag_embed::EmbedError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
     Invalid(String),
     #[error("another `skillrag index` is running in this project ({0}); wait for it to finish")]
     Busy(String),
+}
+
+impl From<skillrag_embed::EmbedError> for EngineError {
+    fn from(e: skillrag_embed::EmbedError) -> Self {
+        EngineError::Embed(e)
+    }
 }
 
 /// The project folder and its configuration.
@@ -90,6 +101,7 @@ impl Project {
 pub struct ModelIdentity {
     pub id: String,
     pub dim: usize,
+    /// The local model folder; empty for an embeddings API (`[embed] base_url`).
     pub path: PathBuf,
 }
 
@@ -115,6 +127,8 @@ pub struct Engine {
     store: Arc<dyn Store>,
     model: Option<ModelIdentity>,
     embedder: OnceLock<Result<Arc<dyn Embedder>, String>>,
+    /// The reranker (`[rerank]`), loaded on first use; `Ok(None)` when none is configured.
+    reranker: OnceLock<Result<Option<Arc<dyn Reranker>>, String>>,
     indexes: Mutex<HashMap<String, OpenIndex>>,
     /// Presets and summaries from `[index]`, checked once when the engine opens.
     chunking: chunking::Chunking,
@@ -128,9 +142,19 @@ impl Engine {
     pub fn open(project: Project) -> Result<Engine, EngineError> {
         let discovery = skillrag_skill::discover(&project.config.skill_roots(&project.root));
         let store = open_store(&project.config.store, &project)?;
-        let model = match project.config.embed_model_path(&project.root) {
-            None => None,
-            Some(path) => {
+        models::check_rerank(&project.config, &project.root)?;
+        let embedder = OnceLock::new();
+        let model = match (models::remote_embed_config(&project.config), project.config.embed_model_path(&project.root))
+        {
+            (Some(remote), _) => {
+                let (identity, probed) = models::identify_remote(&project, remote)?;
+                if let Some(e) = probed {
+                    let _ = embedder.set(Ok(e));
+                }
+                Some(identity)
+            }
+            (None, None) => None,
+            (None, Some(path)) => {
                 let dir = ModelDir::open(
                     &path,
                     project.config.embed.query_prefix.as_deref(),
@@ -148,7 +172,8 @@ impl Engine {
             discovery,
             store,
             model,
-            embedder: OnceLock::new(),
+            embedder,
+            reranker: OnceLock::new(),
             indexes: Mutex::new(HashMap::new()),
             chunking,
             pinned: false,
@@ -192,6 +217,19 @@ impl Engine {
         self
     }
 
+    /// Uses `reranker` instead of the configured one (another backend, or a test double); `None`
+    /// turns reranking off.
+    pub fn with_reranker(mut self, reranker: Option<Arc<dyn Reranker>>) -> Engine {
+        self.reranker = OnceLock::from(Ok(reranker));
+        self
+    }
+
+    /// The reranker, loaded on first use; `Ok(None)` when none is configured, `Err` (a message)
+    /// when it cannot be loaded — which search reports as a notice, keeping the fused order.
+    pub fn reranker(&self) -> Result<Option<Arc<dyn Reranker>>, String> {
+        self.reranker.get_or_init(|| models::open_reranker(&self.project.config, &self.project.root)).clone()
+    }
+
     pub fn model(&self) -> Option<&ModelIdentity> {
         self.model.as_ref()
     }
@@ -205,6 +243,11 @@ impl Engine {
         let Some(model) = &self.model else { return Ok(None) };
         let loaded = self.embedder.get_or_init(|| {
             let c = &self.project.config.embed;
+            if let Some(remote) = models::remote_embed_config(&self.project.config) {
+                return OpenAiEmbedder::new(remote, Some(model.dim))
+                    .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+                    .map_err(|e| e.to_string());
+            }
             BertEmbedder::open(&model.path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())
                 .map(|e| Arc::new(e) as Arc<dyn Embedder>)
                 .map_err(|e| e.to_string())
@@ -274,5 +317,7 @@ impl Engine {
     }
 }
 
+#[cfg(test)]
+mod model_tests;
 #[cfg(test)]
 mod tests;

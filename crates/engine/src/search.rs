@@ -1,4 +1,5 @@
-//! Retrieval inside one or more skills: hybrid BM25 + dense search with RRF fusion.
+//! Retrieval inside one or more skills: hybrid BM25 + dense search with RRF fusion, then —
+//! when `[rerank]` configures a reranker — a cross-encoder rescoring of the best fused hits.
 
 use crate::{Engine, EngineError};
 use serde::Serialize;
@@ -8,7 +9,7 @@ use skillrag_store::hybrid::{self, Mode, Params, Query};
 use skillrag_store::Filter;
 use std::time::Instant;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SearchOptions {
     /// Skills to search; empty means every skill.
     pub skills: Vec<String>,
@@ -18,6 +19,33 @@ pub struct SearchOptions {
     pub mode: Mode,
     /// RRF weights (BM25, dense) instead of the configured ones.
     pub weights: Option<(f32, f32)>,
+    /// Rescore the best fused hits with the configured reranker (none configured: no effect).
+    pub rerank: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            skills: Vec::new(),
+            k: None,
+            filter: Filter::default(),
+            mode: Mode::default(),
+            weights: None,
+            rerank: true,
+        }
+    }
+}
+
+/// What the rerank stage did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RerankReport {
+    pub model: String,
+    /// Fused hits rescored.
+    pub candidates: usize,
+    pub ms: f64,
+    /// Why the fused order was kept (the reranker could not be loaded or reached).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What happened in one skill.
@@ -38,6 +66,8 @@ pub struct Timings {
     /// Analyzing and embedding the query.
     pub embed: f64,
     pub retrieve: f64,
+    /// Of `retrieve`: the rerank stage.
+    pub rerank: f64,
     pub total: f64,
 }
 
@@ -50,6 +80,9 @@ pub struct SearchResult {
     pub query_visibility: Option<f32>,
     pub hits: Vec<Hit>,
     pub skills: Vec<SkillSearch>,
+    /// The rerank stage, when a reranker is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankReport>,
     pub timings_ms: Timings,
 }
 
@@ -98,8 +131,12 @@ impl Engine {
         let mut result = self.search_prepared(query, &prepared, options)?;
         let done = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
-        result.timings_ms =
-            Timings { embed: ms(started, embedded), retrieve: ms(embedded, done), total: ms(started, done) };
+        result.timings_ms = Timings {
+            embed: ms(started, embedded),
+            retrieve: ms(embedded, done),
+            rerank: result.timings_ms.rerank,
+            total: ms(started, done),
+        };
         Ok(result)
     }
 
@@ -121,8 +158,15 @@ impl Engine {
             self.skills().iter().map(|s| s.id.clone()).collect()
         };
 
+        // With a reranker, fusion returns at least its candidates, which it then reorders.
+        let reranker = if options.rerank { self.reranker().transpose() } else { None };
+        let candidates = match &reranker {
+            Some(_) => self.project.config.rerank.candidates.max(1),
+            None => 0,
+        };
         let mut hits: Vec<Hit> = Vec::new();
         let mut reports = Vec::new();
+        let mut wanted = 0;
         for skill_id in &skills {
             let skill = self.skill(skill_id)?;
             let mut report = SkillSearch {
@@ -147,6 +191,8 @@ impl Engine {
                 params.dense_weight = dense;
             }
             params.k = options.k.or(skill.settings.top_k).unwrap_or(params.k);
+            wanted = params.k;
+            params.k = params.k.max(candidates);
             let mut skill_query = q.clone();
             let built = index.meta().model_id.as_deref();
             let configured = self.model().map(|m| m.id.as_str());
@@ -168,17 +214,83 @@ impl Engine {
         // Fused scores are rank-based and therefore comparable across skills.
         // Stable: ties keep each skill's own order (and skills their order).
         hits.sort_by(|a, b| b.scores.fused.total_cmp(&a.scores.fused));
-        let k = options.k.unwrap_or(self.project.config.retrieval.top_k);
-        if skills.len() > 1 {
-            hits.truncate(k);
-        }
+        let k = if skills.len() > 1 { options.k.unwrap_or(self.project.config.retrieval.top_k) } else { wanted };
+        let mut timings = Timings::default();
+        let rerank = reranker.map(|r| {
+            let started = Instant::now();
+            let report = rerank_hits(query, r, candidates, &mut hits, &mut reports);
+            timings.rerank = started.elapsed().as_secs_f64() * 1000.0;
+            RerankReport { ms: timings.rerank, ..report }
+        });
+        hits.truncate(k);
         Ok(SearchResult {
             query: query.to_string(),
             terms: q.terms.clone(),
             query_visibility: q.visibility,
             hits,
             skills: reports,
-            timings_ms: Timings::default(),
+            rerank,
+            timings_ms: timings,
         })
+    }
+}
+
+/// The text a reranker reads for a hit: its heading path (when any), then its text.
+fn passage(hit: &Hit) -> String {
+    if hit.heading.is_empty() {
+        hit.text.clone()
+    } else {
+        format!("{}\n{}", hit.heading, hit.text)
+    }
+}
+
+/// Scores the first `candidates` hits (in fused order) and moves them into rerank order, ahead
+/// of the rest; `fused` scores and ranks are kept. A reranker that cannot be loaded or answers
+/// with an error leaves the fused order, with a notice on each skill it concerned.
+fn rerank_hits(
+    query: &str,
+    reranker: Result<std::sync::Arc<dyn skillrag_rerank::Reranker>, String>,
+    candidates: usize,
+    hits: &mut [Hit],
+    reports: &mut [SkillSearch],
+) -> RerankReport {
+    let n = candidates.min(hits.len());
+    let (model, scores) = match reranker {
+        Err(e) => ("unavailable".to_string(), Err(e)),
+        Ok(r) if n == 0 => (r.model_id().to_string(), Ok(Vec::new())),
+        Ok(r) => {
+            let texts: Vec<String> = hits[..n].iter().map(passage).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let scores = r.rerank(query, &refs).map_err(|e| e.to_string()).and_then(|s| {
+                if s.len() == n {
+                    Ok(s)
+                } else {
+                    Err(format!("the reranker returned {} scores for {n} passages", s.len()))
+                }
+            });
+            (r.model_id().to_string(), scores)
+        }
+    };
+    match scores {
+        Ok(scores) => {
+            for (hit, score) in hits.iter_mut().zip(scores) {
+                hit.scores.rerank = Some(score);
+            }
+            // Stable: equal scores keep their fused order.
+            hits[..n].sort_by(|a, b| b.scores.rerank.unwrap_or(0.0).total_cmp(&a.scores.rerank.unwrap_or(0.0)));
+            RerankReport { model, candidates: n, ms: 0.0, error: None }
+        }
+        Err(error) => {
+            let notice = format!("reranking failed, fused order kept: {error}");
+            for report in reports.iter_mut() {
+                if hits[..n].iter().any(|h| h.skill == report.skill) {
+                    report.notice = Some(match report.notice.take() {
+                        Some(earlier) => format!("{earlier}; {notice}"),
+                        None => notice.clone(),
+                    });
+                }
+            }
+            RerankReport { model, candidates: 0, ms: 0.0, error: Some(error) }
+        }
     }
 }

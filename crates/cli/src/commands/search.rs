@@ -36,7 +36,7 @@ pub fn search(cli: &Cli, args: &SearchArgs) -> Result<ExitCode> {
     }
     filter = filter.with_doc_types(doc_types);
     let mode = Mode::parse(&args.mode).context("--mode must be hybrid, bm25 or dense")?;
-    let options = SearchOptions { skills: args.skills.clone(), k: args.k, filter, mode, weights: None };
+    let options = SearchOptions { skills: args.skills.clone(), k: args.k, filter, mode, ..Default::default() };
 
     let result = engine.search(&args.query, &options)?;
     if cli.json {
@@ -63,8 +63,9 @@ pub fn search(cli: &Cli, args: &SearchArgs) -> Result<ExitCode> {
         };
         let heading = if hit.heading.is_empty() { String::new() } else { format!(" › {}", hit.heading) };
         println!("{:>2}. {}/{}{heading}  [chunk {}]", i + 1, hit.skill, hit.location(), hit.ordinal);
+        let rerank = hit.scores.rerank.map_or_else(String::new, |s| format!("   rerank {s:.3}"));
         println!(
-            "    fused {:.4}   bm25 {}   dense {}",
+            "    fused {:.4}   bm25 {}   dense {}{rerank}",
             hit.scores.fused,
             score(hit.scores.bm25, hit.ranks.bm25),
             score(hit.scores.dense, hit.ranks.dense)

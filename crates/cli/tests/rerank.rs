@@ -1,0 +1,129 @@
+//! The optional model backends end to end through the real binary: a rerank endpoint (a scripted
+//! TEI-style server: its scores are made up, so this checks the plumbing, not quality), and a
+//! real OpenAI-compatible embeddings server (llama.cpp in embedding mode, started by
+//! `scripts/setup-llm embed`) when `SKILLRAG_TEST_EMBED_BASE_URL` names one.
+
+mod common;
+
+use common::{demo, run, skillrag, stderr};
+use serde_json::{json, Value};
+use skillrag_http::scripted::{serve, Reply, Request};
+use std::path::Path;
+
+/// TEI `/rerank`: passages that mention the reset pin score 0.9, the others 0.2.
+fn tei(r: &Request) -> Value {
+    let texts = r.body["texts"].as_array().cloned().unwrap_or_default();
+    let scored: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"index": i, "score": if t.as_str().unwrap_or("").contains("pin") { 0.9 } else { 0.2 }}))
+        .collect();
+    Value::Array(scored)
+}
+
+fn with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut cmd = skillrag(dir, args);
+    cmd.arg("--json");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn search_and_ask_carry_the_rerank_score() {
+    let project = demo();
+    let dir = project.path();
+    run(dir, &["index"]);
+    let server = serve(vec![Reply::json(tei)]);
+    let url = server.url("");
+    let env = [("SKILLRAG_RERANK_URL", url.as_str())];
+
+    let q = "How do I factory reset the router?";
+    let result = with_env(dir, &["search", q, "--skill", "router-faq", "-k", "3"], &env);
+    let hits = result["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits[0]["text"].as_str().unwrap().contains("pin"), "{result}");
+    assert!((hits[0]["scores"]["rerank"].as_f64().unwrap() - 0.9).abs() < 1e-6, "{result}");
+    assert!(hits[0]["scores"]["fused"].is_number());
+    assert!(result["rerank"]["model"].as_str().unwrap().starts_with("tei@"), "{result}");
+    assert!(server.requests()[0].body["texts"].as_array().unwrap().len() >= 3, "candidates beyond -k are rescored");
+
+    let answer = with_env(dir, &["ask", q], &env);
+    let hits = answer["hits"].as_array().unwrap();
+    assert!(hits.iter().any(|h| h["scores"]["rerank"].is_number()), "{answer}");
+
+    // The endpoint down: the same answer from the fused order, with a notice.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let down = format!("http://127.0.0.1:{port}");
+    let env = [("SKILLRAG_RERANK_URL", down.as_str()), ("SKILLRAG_RERANK_RETRIES", "0")];
+    let result = with_env(dir, &["search", q, "--skill", "router-faq"], &env);
+    assert!(result["hits"][0]["scores"]["rerank"].is_null());
+    assert!(result["skills"][0]["notice"].as_str().unwrap_or("").contains("reranking failed"), "{result}");
+    let answer = with_env(dir, &["ask", q], &env);
+    assert!(answer["refusal"].is_null(), "{answer}");
+    let warnings = answer["warnings"].to_string();
+    assert!(warnings.contains("reranking failed"), "{answer}");
+}
+
+#[test]
+fn a_real_embeddings_server_indexes_and_answers() {
+    let Some(base_url) = std::env::var("SKILLRAG_TEST_EMBED_BASE_URL").ok().filter(|u| !u.is_empty()) else {
+        if std::env::var_os("SKILLRAG_TEST_REQUIRE_LLM").is_some() {
+            panic!(
+                "SKILLRAG_TEST_EMBED_BASE_URL is not set: run scripts/test (scripts/setup-llm embed starts the server)"
+            );
+        }
+        eprintln!("skipped: SKILLRAG_TEST_EMBED_BASE_URL is not set (scripts/setup-llm embed starts a server)");
+        return;
+    };
+    // The demo's router skill, cut to a few short sections: a 0.5B model embeds ~100 tokens per
+    // second on two busy CPU cores, and this test should cost seconds, not minutes.
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    let skill = dir.join("skills/router-faq");
+    std::fs::create_dir_all(skill.join("knowledge")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: router-faq\ndescription: Answers questions about the Nimbus AX3000 home router.\nmetadata:\n  triggers: router, reset, Wi-Fi\n---\n# Router FAQ\n",
+    )
+    .unwrap();
+    std::fs::write(
+        skill.join("knowledge/faq.md"),
+        "# Nimbus AX3000 FAQ\n\n## Factory reset\n\nHold the reset pin with a paper clip for 10 seconds, until the LED \
+         blinks amber.\n\n## Guest network\n\nOpen the app, choose Wi-Fi, then Guest network, and switch it on.\n\n\
+         ## Firmware\n\nThe router installs firmware updates by itself at night.\n",
+    )
+    .unwrap();
+    let env = [
+        ("SKILLRAG_EMBED_BASE_URL", base_url.as_str()),
+        ("SKILLRAG_EMBED_MODEL", "qwen2.5-coder-0.5b-instruct"),
+        ("SKILLRAG_EMBED_TIMEOUT_SECS", "120"),
+        ("SKILLRAG_INDEX_CHUNK_SIZE", "150"),
+        ("SKILLRAG_INDEX_CHUNK_OVERLAP", "0"),
+    ];
+    let report = with_env(dir, &["index"], &env);
+    assert!(report["skills"].as_array().unwrap().iter().all(|s| s["chunks"].as_u64().unwrap() > 0), "{report}");
+    let dim: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".skillrag/cache/embed-dims.json")).unwrap()).unwrap();
+    assert!(dim.as_object().unwrap().values().all(|d| d.as_u64().unwrap() > 0), "{dim}");
+
+    let result =
+        with_env(dir, &["search", "How do I factory reset the router?", "--skill", "router-faq", "-k", "5"], &env);
+    assert_eq!(result["skills"][0]["dense_used"], true, "{result}");
+    let hits = result["hits"].as_array().unwrap();
+    assert!(hits.iter().any(|h| h["scores"]["dense"].is_number()), "{result}");
+    // A chat model's mean-pooled hidden states are no retrieval model: the plumbing is what is
+    // tested here, not the ranking.
+    assert!(hits.iter().any(|h| h["heading"].as_str().unwrap_or("").contains("Factory reset")), "{result}");
+    let answer = with_env(dir, &["ask", "How do I factory reset the router?", "--skill", "router-faq"], &env);
+    assert!(answer["refusal"].is_null(), "{answer}");
+    assert!(answer["citations"].as_array().is_some_and(|c| !c.is_empty()), "{answer}");
+
+    // The local model now configured: the index is reported as built under another model.
+    let out = skillrag(dir, &["search", "reset", "--skill", "router-faq", "--json"]).output().unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(result["skills"][0]["notice"].as_str().unwrap_or("").contains("re-index"), "{result}");
+}

@@ -1,0 +1,292 @@
+//! A blocking JSON POST client for the remote model backends (OpenAI-compatible embeddings, TEI /
+//! Jina-style rerank): connect and read timeouts, retries with exponential backoff on connection
+//! failures, timeouts, 429 and 5xx (honouring `Retry-After`, capped), and errors that name the
+//! URL and quote the server's own message — never the API key.
+//!
+//! [`scripted`] is a loopback HTTP server for tests: faults a real server will not produce on
+//! demand (429, 500, malformed JSON, silence) can be played back in order.
+
+pub mod scripted;
+
+use serde_json::Value;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("{url}: cannot connect ({message}); is the server running?")]
+    Unreachable { url: String, message: String },
+    #[error("{url}: no answer within {seconds} s")]
+    Timeout { url: String, seconds: u64 },
+    #[error("{url}: HTTP {status}: {message}")]
+    Status { url: String, status: u16, message: String },
+    #[error("{url}: unexpected response: {message}")]
+    Protocol { url: String, message: String },
+}
+
+/// Timeouts and retries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpConfig {
+    /// Longest wait for the response (and for each read of its body).
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Further attempts after a failed one (connection, timeout, 429, 5xx).
+    pub retries: u32,
+    /// Wait before the first retry; doubled for each next one.
+    pub backoff: Duration,
+    /// Sent as `Authorization: Bearer …` when set (from the environment only).
+    pub api_key: Option<String>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(5),
+            retries: 2,
+            backoff: Duration::from_millis(500),
+            api_key: None,
+        }
+    }
+}
+
+/// The longest `Retry-After` honoured; a server asking for more is treated as unavailable.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// Largest response body read (a batch of 1024-dim vectors is a few MiB of JSON).
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+
+pub struct JsonClient {
+    config: HttpConfig,
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for JsonClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.debug_struct("JsonClient")
+            .field("timeout", &self.config.timeout)
+            .field("retries", &self.config.retries)
+            .finish()
+    }
+}
+
+/// A failed attempt, and whether another one may help.
+enum Failure {
+    Retry { error: HttpError, after: Option<Duration> },
+    Final(HttpError),
+}
+
+/// Checks that `url` is an http(s) URL; returns it without a trailing slash.
+pub fn check_url(url: &str, what: &str) -> Result<String, HttpError> {
+    let url = url.trim().trim_end_matches('/');
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(url.to_string())
+    } else {
+        Err(HttpError::Unreachable {
+            url: url.to_string(),
+            message: format!("the {what} URL must start with http:// or https://"),
+        })
+    }
+}
+
+impl JsonClient {
+    pub fn new(config: HttpConfig) -> JsonClient {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(config.connect_timeout))
+            .timeout_recv_response(Some(config.timeout))
+            .timeout_per_read(Some(config.timeout))
+            .user_agent(concat!("skillrag/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        JsonClient { config, agent }
+    }
+
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// POSTs `body` to `url` and parses the JSON answer, retrying transient failures.
+    pub fn post_json(&self, url: &str, body: &Value) -> Result<Value, HttpError> {
+        let mut wait = self.config.backoff;
+        let mut attempt = 0;
+        loop {
+            match self.attempt(url, body) {
+                Ok(v) => return Ok(v),
+                Err(Failure::Final(e)) => return Err(e),
+                Err(Failure::Retry { error, after }) => {
+                    if attempt >= self.config.retries || after.is_some_and(|a| a > MAX_RETRY_AFTER) {
+                        return Err(error);
+                    }
+                    attempt += 1;
+                    std::thread::sleep(after.unwrap_or(wait));
+                    wait = wait.saturating_mul(2);
+                }
+            }
+        }
+    }
+
+    fn attempt(&self, url: &str, body: &Value) -> Result<Value, Failure> {
+        let mut call = self.agent.post(url).header("Accept", "application/json");
+        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            call = call.header("Authorization", &format!("Bearer {key}"));
+        }
+        let response = call.send_json(body).map_err(|e| self.transport_failure(url, e))?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let mut body = response.into_body();
+        let text = body.with_config().limit(MAX_BODY).read_to_string();
+        if !(200..300).contains(&status) {
+            let error =
+                HttpError::Status { url: url.to_string(), status, message: error_message(&text.unwrap_or_default()) };
+            return Err(if status == 429 || status >= 500 {
+                Failure::Retry { error, after: retry_after }
+            } else {
+                Failure::Final(error)
+            });
+        }
+        let text = text.map_err(|e| self.read_failure(url, e.into_io()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Failure::Final(HttpError::Protocol {
+                url: url.to_string(),
+                message: format!("the body is not JSON ({e}): {}", clip(&text)),
+            })
+        })
+    }
+
+    fn transport_failure(&self, url: &str, error: ureq::Error) -> Failure {
+        let url = url.to_string();
+        match error {
+            ureq::Error::Timeout(_) => {
+                Failure::Retry { error: HttpError::Timeout { url, seconds: self.timeout_secs() }, after: None }
+            }
+            ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+                Failure::Retry { error: HttpError::Unreachable { url, message: error.to_string() }, after: None }
+            }
+            other => Failure::Final(HttpError::Unreachable { url, message: other.to_string() }),
+        }
+    }
+
+    fn read_failure(&self, url: &str, error: std::io::Error) -> Failure {
+        let url = url.to_string();
+        let timed_out = matches!(error.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock)
+            || error.get_ref().is_some_and(|inner| inner.to_string().contains("timeout"));
+        let error = if timed_out {
+            HttpError::Timeout { url, seconds: self.timeout_secs() }
+        } else {
+            HttpError::Protocol { url, message: format!("the body could not be read: {error}") }
+        };
+        Failure::Retry { error, after: None }
+    }
+
+    fn timeout_secs(&self) -> u64 {
+        self.config.timeout.as_secs().max(1)
+    }
+}
+
+/// The `error.message` of an OpenAI-style error body (or `error` / `message` / TEI's `error`
+/// string), or the body itself, shortened.
+pub fn error_message(body: &str) -> String {
+    let value: Option<Value> = serde_json::from_str(body).ok();
+    let message = value.as_ref().and_then(|v| {
+        v["error"]["message"]
+            .as_str()
+            .or_else(|| v["error"].as_str())
+            .or_else(|| v["message"].as_str())
+            .or_else(|| v["detail"].as_str())
+            .map(str::to_string)
+    });
+    clip(&message.unwrap_or_else(|| body.trim().to_string()))
+}
+
+/// `text` cut to 300 characters.
+pub fn clip(text: &str) -> String {
+    const MAX: usize = 300;
+    if text.chars().count() <= MAX {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(MAX).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scripted::{json_reply, serve, Reply};
+    use super::*;
+    use serde_json::json;
+    use std::time::Instant;
+
+    fn client(retries: u32) -> JsonClient {
+        JsonClient::new(HttpConfig {
+            timeout: Duration::from_millis(400),
+            retries,
+            backoff: Duration::from_millis(10),
+            api_key: Some("sk-secret".into()),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn posts_json_with_the_key_and_parses_the_answer() {
+        let server = serve(vec![Reply::raw(json_reply(200, "", r#"{"ok": 1}"#))]);
+        let v = client(0).post_json(&server.url("/x"), &json!({"a": 1})).unwrap();
+        assert_eq!(v["ok"], 1);
+        let request = &server.requests()[0];
+        assert!(request.head.starts_with("POST /x"), "{}", request.head);
+        assert!(request.head.contains("Bearer sk-secret"));
+        assert_eq!(request.body["a"], 1);
+    }
+
+    #[test]
+    fn retries_429_and_5xx_honouring_retry_after() {
+        let server = serve(vec![
+            Reply::raw(json_reply(429, "retry-after: 0\r\n", r#"{"error":{"message":"slow down"}}"#)),
+            Reply::raw(json_reply(503, "", "overloaded")),
+            Reply::raw(json_reply(200, "", "{}")),
+        ]);
+        client(2).post_json(&server.url("/x"), &json!({})).unwrap();
+        assert_eq!(server.requests().len(), 3);
+        // A Retry-After beyond the cap is not waited for.
+        let server = serve(vec![Reply::raw(json_reply(429, "retry-after: 3600\r\n", "busy"))]);
+        let started = Instant::now();
+        let err = client(3).post_json(&server.url("/x"), &json!({})).unwrap_err();
+        assert!(matches!(err, HttpError::Status { status: 429, .. }), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn final_errors_quote_the_server_and_hide_the_key() {
+        let server = serve(vec![Reply::raw(json_reply(500, "", r#"{"error":{"message":"model crashed"}}"#))]);
+        let err = client(1).post_json(&server.url("/x"), &json!({})).unwrap_err().to_string();
+        assert!(err.contains("500") && err.contains("model crashed") && !err.contains("sk-secret"), "{err}");
+        assert_eq!(server.requests().len(), 2, "one try plus one retry");
+        let server = serve(vec![Reply::raw(json_reply(401, "", r#"{"error":"bad key"}"#))]);
+        let err = client(3).post_json(&server.url("/x"), &json!({})).unwrap_err().to_string();
+        assert!(err.contains("401") && err.contains("bad key"), "{err}");
+        assert_eq!(server.requests().len(), 1, "4xx is final");
+        let server = serve(vec![Reply::raw(json_reply(200, "", "<html>gateway</html>"))]);
+        let err = client(3).post_json(&server.url("/x"), &json!({})).unwrap_err();
+        assert!(matches!(err, HttpError::Protocol { .. }), "{err}");
+        assert!(format!("{:?}", client(0)).find("sk-secret").is_none());
+    }
+
+    #[test]
+    fn down_and_silent_servers() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let err = client(1).post_json(&format!("http://127.0.0.1:{port}/x"), &json!({})).unwrap_err();
+        assert!(matches!(err, HttpError::Unreachable { .. }), "{err}");
+        assert!(err.to_string().contains("is the server running"), "{err}");
+        let server = serve(vec![Reply::Stall(String::new(), Duration::from_secs(3))]);
+        let started = Instant::now();
+        let err = client(0).post_json(&server.url("/x"), &json!({})).unwrap_err();
+        assert!(matches!(err, HttpError::Timeout { .. }), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        assert!(check_url("localhost:1", "test").is_err());
+        assert_eq!(check_url(" http://h/v1/ ", "test").unwrap(), "http://h/v1");
+    }
+}
