@@ -197,7 +197,7 @@ pub fn write(
         checker.check_and_show(&sentence, &mut on_text);
     }
     if settings.self_check && checker.supported > 0 {
-        info.self_checked = Some(checker.self_check(generator, context, settings, chinese, &mut info));
+        info.self_checked = Some(checker.self_check(generator, context, chinese, &mut info));
         if let Some(f) = held.as_mut().filter(|_| !checker.text.trim().is_empty()) {
             f(&checker.text);
         }
@@ -375,7 +375,6 @@ impl Checker {
         &mut self,
         generator: &dyn Generator,
         context: &Context,
-        settings: &Settings,
         chinese: bool,
         info: &mut GenerationInfo,
     ) -> bool {

@@ -179,17 +179,33 @@ impl Assistant {
         let hits = self.engine.project.config.ask.hits;
         let mut probes = HashMap::new();
         for (skill, _) in indexes.iter().filter(|(s, _)| skills.contains(s)) {
-            let options = SearchOptions { skills: vec![skill.clone()], k: Some(hits), ..Default::default() };
-            let result = self.engine.search_prepared(text, &prepared, &options)?;
-            let mut probe = Probe::new(skill, result.hits, &question, &stats);
-            if let Some(s) = result.skills.first() {
-                probe.dense_used = s.dense_used;
-                probe.dense_skipped = s.dense_skipped.clone();
-                probe.notice = s.notice.clone();
-            }
+            let probe = self.search_skill(skill, &question, &prepared, &stats, hits, false)?;
             probes.insert(skill.clone(), probe);
         }
         Ok(Probed { question, prepared, stats, probes })
+    }
+
+    /// Searches one skill with a prepared question. Routing probes every skill without the
+    /// reranker (a cross-encoder call per skill and per routing example would be the costliest
+    /// step); the routed skill's retrieval is reranked.
+    fn search_skill(
+        &self,
+        skill: &str,
+        question: &Question,
+        prepared: &skillrag_store::hybrid::Query,
+        stats: &TermStats,
+        hits: usize,
+        rerank: bool,
+    ) -> Result<Probe, EngineError> {
+        let options = SearchOptions { skills: vec![skill.to_string()], k: Some(hits), rerank, ..Default::default() };
+        let result = self.engine.search_prepared(&question.text, prepared, &options)?;
+        let mut probe = Probe::new(skill, result.hits, question, stats);
+        if let Some(s) = result.skills.first() {
+            probe.dense_used = s.dense_used;
+            probe.dense_skipped = s.dense_skipped.clone();
+            probe.notice = s.notice.clone();
+        }
+        Ok(probe)
     }
 
     /// The dispatcher's decision with every signal (`skillrag route`).
@@ -416,6 +432,13 @@ impl Assistant {
             }
             let answerable = |probe: &Probe| self.model.is_answerable(probe.best_coverage);
             let mut first = probes.get(skill_id).cloned();
+            if !matches!(self.engine.reranker(), Ok(None)) {
+                let probe = self.search_skill(skill_id, &question, &prepared, &stats, config.hits, true)?;
+                if let Some(notice) = &probe.notice {
+                    answer.warnings.push(notice.clone());
+                }
+                first = Some(probe);
+            }
             let mut expansions = Vec::new();
             if let Some(assist) = assist.filter(|_| llm.multi_query > 0 || llm.hyde) {
                 (first, expansions) = self.expand(assist, skill, &question, &stats, first, config.hits, chinese)?;
@@ -572,7 +595,9 @@ impl Assistant {
         let mut lists = vec![base.hits.clone()];
         for query in &queries {
             let prepared = self.engine.prepare_query(query, Mode::Hybrid)?;
-            let options = SearchOptions { skills: vec![skill.id.clone()], k: Some(k), ..Default::default() };
+            // The question's own list is the reranked one; the extra lists only add candidates.
+            let options =
+                SearchOptions { skills: vec![skill.id.clone()], k: Some(k), rerank: false, ..Default::default() };
             lists.push(self.engine.search_prepared(query, &prepared, &options)?.hits);
         }
         let fused = retrieve::fuse_lists(&lists, self.engine.project.config.retrieval.rrf_k, k);

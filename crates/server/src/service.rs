@@ -114,6 +114,10 @@ impl Service {
         if let Some(embedder) = previous.map(|p| p.assistant.engine.embedder()).transpose()?.flatten() {
             engine = engine.with_embedder(embedder);
         }
+        // And the loaded reranker (a failed load is retried with the new engine).
+        if let Some(Ok(Some(reranker))) = previous.map(|p| p.assistant.engine.reranker()) {
+            engine = engine.with_reranker(Some(reranker));
+        }
         let engine = engine.pin_generations()?;
         // The LLM too (a local one is hundreds of MB).
         let assistant = match previous {
