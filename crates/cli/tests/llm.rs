@@ -93,6 +93,90 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     assert!(warnings.contains("额度") || warnings.contains("budget"), "{warnings}");
 }
 
+/// The cached replies of the LLM-assisted steps (`.skillrag/cache/llm-assist.jsonl`).
+fn assist_cache(dir: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join(".skillrag/cache/llm-assist.jsonl")).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str::<(String, String)>(l).unwrap().1).collect()
+}
+
+#[test]
+fn multi_query_hyde_and_self_check_with_a_real_server() {
+    let Some((url, model)) = llm_server() else { return };
+    let project = demo_indexed();
+    let dir = project.path();
+    let question = "绿茶用多少度的水泡？";
+    let mut cmd = with_llm(skillrag(dir, &["ask", question, "--json"]), &url, &model);
+    cmd.env("SKILLRAG_LLM_MULTI_QUERY", "2").env("SKILLRAG_LLM_HYDE", "true").env("SKILLRAG_LLM_SELF_CHECK", "true");
+    let answer = output_json(cmd);
+    // The wording and HyDE calls were made and cached (whatever the small model wrote).
+    assert_eq!(assist_cache(dir).len(), 2, "{:?}", assist_cache(dir));
+    let queries: Vec<&str> = answer["queries"].as_array().unwrap().iter().map(|q| q.as_str().unwrap()).collect();
+    assert_eq!(queries[0], question, "the question is searched first: {queries:?}");
+    // Extra queries only add candidates: the routed skill is unchanged and hits come from it.
+    assert_eq!(answer["route"]["skills"][0], "tea-brewing", "{}", answer["route"]);
+    assert!(answer["hits"].as_array().unwrap().iter().all(|h| h["skill"] == "tea-brewing"));
+    match answer["refusal"]["kind"].as_str() {
+        Some(kind) => assert_eq!(kind, "not_found", "{answer}"),
+        None if answer["generation"]["fallback"].is_null() => {
+            // The model was asked to confirm each sentence; its verdicts were used or reported unusable.
+            assert!(answer["generation"]["self_checked"].is_boolean(), "{}", answer["generation"]);
+            assert_citations_hold(&answer);
+        }
+        None => assert!(!answer["answer"].as_str().unwrap().is_empty()),
+    }
+}
+
+#[test]
+fn the_llm_routing_vote_settles_or_keeps_an_ambiguous_route() {
+    let Some((url, model)) = llm_server() else { return };
+    // Two skills whose profiles both fit a question about "my pet".
+    let project = TestProject::new(Backend::Embedded);
+    let dir = project.path();
+    for (id, animal, young) in [("cat-care", "cat", "kitten"), ("dog-care", "dog", "puppy")] {
+        let skill = dir.join("skills").join(id);
+        std::fs::create_dir_all(skill.join("references")).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            format!(
+                "# {animal} care\n\n## Description\n\nAnswers everyday questions about caring for a pet {animal} \
+                 at home: feeding, grooming and vet visits.\n\n## Triggers\n\nKeywords: pet, {animal}, {young}, \
+                 feeding, grooming, vet\n\n## Examples\n\n- How often should I feed my {young}?\n\
+                 - When does a {animal} need vaccinations?\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            skill.join("references/feeding.md"),
+            format!("# Feeding a {animal}\n\nAn adult {animal} eats two meals a day. A {young} needs three meals a day.\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("skillrag.toml"), "skills = [\"skills\"]\n[embed]\nmodel = \"none\"\n").unwrap();
+    run(dir, &["index"]);
+    let question = "How often should I feed my pet?";
+    let plain = json(dir, &["route", question]);
+    assert_eq!(plain["decision"], "ambiguous", "the fixture must be ambiguous: {plain}");
+
+    let mut cmd = with_llm(skillrag(dir, &["ask", question, "--json"]), &url, &model);
+    cmd.env("SKILLRAG_LLM_ROUTE", "true");
+    let answer = output_json(cmd);
+    let route = &answer["route"];
+    // Asked in both orders: two cached votes (plus the clarifying question when it stays ambiguous).
+    assert!(assist_cache(dir).iter().filter(|r| r.contains("skills")).count() >= 1, "{:?}", assist_cache(dir));
+    match route["decision"].as_str() {
+        Some("single") => {
+            let vote: Vec<&str> = route["llm_vote"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+            assert_eq!(vote, vec![route["skills"][0].as_str().unwrap()], "{route}");
+        }
+        Some("ambiguous") => {
+            assert_eq!(answer["refusal"]["kind"], "ambiguous", "{answer}");
+            let message = answer["refusal"]["message"].as_str().unwrap();
+            assert!(message.contains("cat-care") && message.contains("dog-care"), "{message}");
+        }
+        other => panic!("unexpected decision {other:?}: {route}"),
+    }
+}
+
 #[test]
 fn an_unreachable_llm_falls_back_to_the_extractive_answer() {
     let project = demo_indexed();
