@@ -166,6 +166,19 @@ fn server_down_is_unreachable() {
 }
 
 #[test]
+fn https_apis_are_reachable() {
+    // Hosted APIs (DeepSeek, DashScope…) are https: TLS is built in, so a closed port is just
+    // unreachable, not "built without TLS".
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let err = run(&client(&format!("https://127.0.0.1:{port}/v1"), 0)).0.unwrap_err();
+    assert!(matches!(err, GenerateError::Unreachable { .. }), "{err}");
+    // A server that does not speak TLS fails the handshake with a clear error, not a hang.
+    let (base, _) = serve(vec![Reply::Stall(String::new(), Duration::from_millis(200))]);
+    let err = run(&client(&base.replace("http://", "https://"), 0)).0.unwrap_err().to_string();
+    assert!(!err.is_empty() && !err.to_lowercase().contains("without tls"), "{err}");
+}
+
+#[test]
 fn a_silent_server_times_out() {
     let (base, _) = serve(vec![Reply::Stall(String::new(), Duration::from_secs(3))]);
     let started = Instant::now();
