@@ -183,7 +183,13 @@ fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> R
                 continue;
             }
             let filter = removed_sources.iter().fold(Filter::none(), |f, s| f.excluding(s));
-            let options = SearchOptions { skills: vec![skill.id.clone()], k: Some(hits), filter, rerank: false, ..Default::default() };
+            let options = SearchOptions {
+                skills: vec![skill.id.clone()],
+                k: Some(hits),
+                filter,
+                rerank: false,
+                ..Default::default()
+            };
             let result = assistant.engine.search_prepared(example, &prepared, &options)?;
             probes.insert(skill.id.clone(), Probe::new(&skill.id, result.hits, &question, &stats));
             let mut signals = assistant.dispatcher.signals(&question, &stats, &probes, Some((&skill.id, i)));

@@ -129,29 +129,10 @@ fn multi_query_hyde_and_self_check_with_a_real_server() {
 #[test]
 fn the_llm_routing_vote_settles_or_keeps_an_ambiguous_route() {
     let Some((url, model)) = llm_server() else { return };
-    // Two skills whose profiles both fit a question about "my pet".
+    // Two skills whose profiles both fit a question about "my pet" (testdata/pets).
     let project = TestProject::new(Backend::Embedded);
     let dir = project.path();
-    for (id, animal, young) in [("cat-care", "cat", "kitten"), ("dog-care", "dog", "puppy")] {
-        let skill = dir.join("skills").join(id);
-        std::fs::create_dir_all(skill.join("references")).unwrap();
-        std::fs::write(
-            skill.join("SKILL.md"),
-            format!(
-                "# {animal} care\n\n## Description\n\nAnswers everyday questions about caring for a pet {animal} \
-                 at home: feeding, grooming and vet visits.\n\n## Triggers\n\nKeywords: pet, {animal}, {young}, \
-                 feeding, grooming, vet\n\n## Examples\n\n- How often should I feed my {young}?\n\
-                 - When does a {animal} need vaccinations?\n"
-            ),
-        )
-        .unwrap();
-        std::fs::write(
-            skill.join("references/feeding.md"),
-            format!("# Feeding a {animal}\n\nAn adult {animal} eats two meals a day. A {young} needs three meals a day.\n"),
-        )
-        .unwrap();
-    }
-    std::fs::write(dir.join("skillrag.toml"), "skills = [\"skills\"]\n[embed]\nmodel = \"none\"\n").unwrap();
+    copy_dir(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/pets/skills"), &dir.join("skills"));
     run(dir, &["index"]);
     let question = "How often should I feed my pet?";
     let plain = json(dir, &["route", question]);
