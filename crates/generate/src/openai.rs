@@ -10,6 +10,7 @@
 use crate::sse::Events;
 use crate::{ChatRequest, FinishReason, GenerateError, Generation, Generator, OnPiece};
 use serde_json::{json, Value};
+use skillrag_http::{clip, error_message};
 use std::io::BufReader;
 use std::time::{Duration, Instant};
 
@@ -105,12 +106,7 @@ impl OpenAiGenerator {
         }
         let response = call.send_json(body).map_err(|e| self.transport_failure(e))?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = skillrag_http::retry_after(&response);
         let is_stream = response
             .headers()
             .get("content-type")
@@ -288,28 +284,6 @@ impl Generator for OpenAiGenerator {
             }
         }
     }
-}
-
-/// The `error.message` of an OpenAI-style error body, or the body itself (shortened).
-fn error_message(body: &str) -> String {
-    let value: Option<Value> = serde_json::from_str(body).ok();
-    let message = value.as_ref().and_then(|v| {
-        v["error"]["message"]
-            .as_str()
-            .or_else(|| v["error"].as_str())
-            .or_else(|| v["message"].as_str())
-            .map(str::to_string)
-    });
-    clip(&message.unwrap_or_else(|| body.trim().to_string()))
-}
-
-fn clip(text: &str) -> String {
-    const MAX: usize = 300;
-    if text.chars().count() <= MAX {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(MAX).collect();
-    format!("{cut}…")
 }
 
 #[cfg(test)]

@@ -133,12 +133,7 @@ impl JsonClient {
         }
         let response = call.send_json(body).map_err(|e| self.transport_failure(url, e))?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = retry_after(&response);
         let mut body = response.into_body();
         let text = body.with_config().limit(MAX_BODY).read_to_string();
         if !(200..300).contains(&status) {
@@ -202,6 +197,16 @@ pub fn error_message(body: &str) -> String {
             .map(str::to_string)
     });
     clip(&message.unwrap_or_else(|| body.trim().to_string()))
+}
+
+/// The wait a 429 or 503 response asks for in its `Retry-After` header (seconds), if any.
+pub fn retry_after<B>(response: &ureq::http::Response<B>) -> Option<Duration> {
+    response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
 }
 
 /// `text` cut to 300 characters.
