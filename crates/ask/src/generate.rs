@@ -316,6 +316,16 @@ impl Checker {
         self.raw.push_str(sentence);
         let new_line = sentence.starts_with('\n');
         let (claim, markers) = split_markers(sentence);
+        // The model echoing a passage's label line ("skill/source › heading") states nothing;
+        // what follows it on other lines (often the passage copied) is checked as usual.
+        let claim: String = match self.passages.iter().any(|p| claim.contains(&p.label)) {
+            true => claim
+                .lines()
+                .filter(|line| !self.passages.iter().any(|p| line.contains(&p.label)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            false => claim,
+        };
         let claim = claim.trim();
         // "2. " numbering a list item is not a number the passage must contain.
         let body = list_item_body(claim);
@@ -331,10 +341,6 @@ impl Checker {
             } else if !self.removed.contains(&n) {
                 self.removed.push(n);
             }
-        }
-        // The model echoing a passage's label ("skill/source › heading") states nothing.
-        if self.passages.iter().any(|p| body.contains(&p.label)) {
-            return None;
         }
         let terms: Vec<String> = content_terms(body);
         // A connective ("Yes.", "如下：") states nothing to check.

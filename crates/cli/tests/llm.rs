@@ -38,7 +38,10 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     let answer = output_json(with_llm(skillrag(dir, &["ask", question, "--json"]), &url, &model));
     let generation = &answer["generation"];
     assert!(generation["model"].as_str().unwrap().starts_with("openai:"), "{generation}");
-    assert!(generation["fallback"].is_null(), "the server answered: {generation}");
+    // The server answered; a 0.5B model's answer may still have no supported sentence (then the
+    // extractive answer stands in, and says so).
+    let unsupported = generation["fallback"].as_str().is_some_and(|f| f.contains("no sentence"));
+    assert!(generation["fallback"].is_null() || unsupported, "the server answered: {generation}");
     assert!(generation["completion_tokens"].as_u64().unwrap() > 0, "{generation}");
     assert!(!generation["raw"].as_str().unwrap().is_empty());
     match answer["refusal"]["kind"].as_str() {

@@ -238,3 +238,15 @@ fn self_check_verdicts_are_read_from_the_first_word() {
         assert_eq!(parse_verdict(reply), verdict, "{reply:?}");
     }
 }
+
+#[test]
+fn an_echoed_label_line_is_dropped_but_the_copied_passage_is_checked() {
+    let (result, streamed) =
+        run("[1] s/doc1.md › H\nThe probation period may not exceed six months for contracts of three years or more.");
+    let w = result.ok().unwrap();
+    assert_eq!(w.text, "The probation period may not exceed six months for contracts of three years or more.[1]");
+    assert_eq!(streamed, w.text);
+    // A label line alone states nothing.
+    let (result, _) = run("[2] s/doc2.md › H\n");
+    assert!(result.is_err(), "nothing supported is left");
+}
