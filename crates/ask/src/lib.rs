@@ -578,7 +578,7 @@ impl Assistant {
         chinese: bool,
     ) -> Result<(Option<Probe>, Vec<String>), EngineError> {
         let llm = &self.engine.project.config.llm;
-        let Some(base) = base else { return Ok((None, Vec::new())) };
+        let Some(mut base) = base else { return Ok((None, Vec::new())) };
         let mut queries = match llm.multi_query {
             0 => Vec::new(),
             n => assist.wordings(&skill.description, &question.text, n, chinese),
@@ -592,7 +592,7 @@ impl Assistant {
         if queries.is_empty() {
             return Ok((Some(base), labels));
         }
-        let mut lists = vec![base.hits.clone()];
+        let mut lists = vec![std::mem::take(&mut base.hits)];
         for query in &queries {
             let prepared = self.engine.prepare_query(query, Mode::Hybrid)?;
             // The question's own list is the reranked one; the extra lists only add candidates.
@@ -601,8 +601,12 @@ impl Assistant {
             lists.push(self.engine.search_prepared(query, &prepared, &options)?.hits);
         }
         let fused = retrieve::fuse_lists(&lists, self.engine.project.config.retrieval.rrf_k, k);
-        let probe = Probe { notice: base.notice.clone(), ..Probe::new(&skill.id, fused, question, stats) };
-        let probe = Probe { dense_used: base.dense_used, dense_skipped: base.dense_skipped.clone(), ..probe };
+        let probe = Probe {
+            notice: base.notice,
+            dense_used: base.dense_used,
+            dense_skipped: base.dense_skipped,
+            ..Probe::new(&skill.id, fused, question, stats)
+        };
         Ok((Some(probe), labels))
     }
 

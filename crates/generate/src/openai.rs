@@ -71,14 +71,7 @@ impl OpenAiGenerator {
             });
         }
         let endpoint = format!("{base}/chat/completions");
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(config.connect_timeout))
-            .timeout_recv_response(Some(config.timeout))
-            .timeout_per_read(Some(config.timeout))
-            .user_agent(concat!("skillrag/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+        let agent = skillrag_http::agent(config.connect_timeout, config.timeout);
         Ok(OpenAiGenerator { config, endpoint, agent })
     }
 

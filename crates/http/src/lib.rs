@@ -89,16 +89,22 @@ pub fn check_url(url: &str, what: &str) -> Result<String, HttpError> {
     }
 }
 
+/// The HTTP agent every skillrag client uses: error statuses are answers to read (their body
+/// says why), `timeout` bounds the wait for the response head and for each read after it.
+pub fn agent(connect_timeout: Duration, timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(connect_timeout))
+        .timeout_recv_response(Some(timeout))
+        .timeout_per_read(Some(timeout))
+        .user_agent(concat!("skillrag/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
 impl JsonClient {
     pub fn new(config: HttpConfig) -> JsonClient {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(config.connect_timeout))
-            .timeout_recv_response(Some(config.timeout))
-            .timeout_per_read(Some(config.timeout))
-            .user_agent(concat!("skillrag/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+        let agent = agent(config.connect_timeout, config.timeout);
         JsonClient { config, agent }
     }
 
