@@ -73,7 +73,7 @@ pub fn read_labelled(path: &std::path::Path, skills: &[String]) -> Result<Vec<La
 }
 
 /// Bumped whenever fitting changes, so saved routers are refitted.
-const ROUTER_VERSION: &str = "router-8";
+const ROUTER_VERSION: &str = "router-9";
 
 /// Questions from many everyday domains (see the file's header).
 const BACKGROUND: &str = include_str!("route/background.txt");
@@ -154,61 +154,38 @@ pub(crate) fn fit_and_save(assistant: &Assistant, labelled: Vec<LabelledQuestion
     Ok(saved.model)
 }
 
-/// Signals of every example (left out of its own profile) and labelled question.
+/// Signals of every example (left out of its own profile), of questions drawn from each skill's
+/// knowledge, and of the labelled questions.
 ///
 /// Each example also yields an *unanswerable twin*: the same question with the document that
 /// best answers it left out of its skill's knowledge — what a question of the skill's domain
 /// whose answer is not in the knowledge base looks like. It should still be routed to the skill
 /// (and then refused as `not_found`); the evidence threshold is fitted to tell the two apart.
+/// A few examples cannot show the range of such questions, so sentences sampled from the
+/// knowledge add more twins (see [`knowledge_questions`]).
 fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> Result<Vec<TrainingQuestion>, AskError> {
     let skills: Vec<String> = assistant.engine.skills().iter().map(|s| s.id.clone()).collect();
-    let hits = assistant.engine.project.config.ask.hits;
     let mut out = Vec::new();
     for skill in assistant.engine.skills() {
         for (i, example) in skill.examples.iter().enumerate() {
-            let crate::Probed { question, prepared, stats, mut probes } = assistant.probe(example, &skills)?;
-            let signals = assistant.dispatcher.signals(&question, &stats, &probes, Some((&skill.id, i)));
-            out.push(TrainingQuestion { signals, answer: Some(skill.id.clone()), near_miss: true, answerable: true });
-
-            // The unanswerable twin: every document that covers the question about as well as
-            // the best one is left out, as when a knowledge base simply lacks the answer.
-            let Some(own) = probes.get(&skill.id) else { continue };
-            let removed_sources: Vec<String> = own
-                .source_coverages
-                .iter()
-                .filter(|(_, c)| *c >= 0.75 * own.best_coverage)
-                .map(|(s, _)| s.clone())
-                .collect();
-            if removed_sources.is_empty() {
-                continue;
-            }
-            let filter = removed_sources.iter().fold(Filter::none(), |f, s| f.excluding(s));
-            let options = SearchOptions {
-                skills: vec![skill.id.clone()],
-                k: Some(hits),
-                filter,
-                rerank: false,
-                ..Default::default()
-            };
-            let result = assistant.engine.search_prepared(example, &prepared, &options)?;
-            probes.insert(skill.id.clone(), Probe::new(&skill.id, result.hits, &question, &stats));
-            let mut signals = assistant.dispatcher.signals(&question, &stats, &probes, Some((&skill.id, i)));
-            // Without those documents, the words only they contained are unknown to the skill too.
-            if let Some(index) = assistant.engine.index_of(&skill.id)? {
-                let mut removed: HashMap<String, u64> = HashMap::new();
-                for chunk in removed_sources.iter().flat_map(|s| index.chunks_of(s)) {
-                    let terms: HashSet<String> = skillrag_text::analyze(&chunk.indexed_text()).into_iter().collect();
-                    for t in question.terms.iter().filter(|t| terms.contains(*t)) {
-                        *removed.entry(t.clone()).or_default() += 1;
-                    }
-                }
-                if let Some(own) = signals.iter_mut().find(|s| s.skill == skill.id) {
-                    own.vocabulary = coverage(&question.terms, &stats, |t| {
-                        stats.count_in(&skill.id, t) > removed.get(t).copied().unwrap_or(0)
-                    });
-                }
-            }
-            out.push(TrainingQuestion { signals, answer: Some(skill.id.clone()), near_miss: true, answerable: false });
+            let probed = assistant.probe(example, &skills)?;
+            let signals =
+                assistant.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, Some((&skill.id, i)));
+            out.push(TrainingQuestion {
+                signals,
+                answer: Some(skill.id.clone()),
+                near_miss: true,
+                answerable: true,
+                synthetic: false,
+            });
+            out.extend(unanswerable_twin(assistant, &skill.id, example, probed, Some(i))?);
+        }
+        for text in knowledge_questions(assistant, &skill.id)? {
+            let probed = assistant.probe(&text, &skills)?;
+            out.extend(
+                unanswerable_twin(assistant, &skill.id, &text, probed, None)?
+                    .map(|twin| TrainingQuestion { synthetic: true, ..twin }),
+            );
         }
     }
     // Everyday questions of other domains as out-of-scope negatives — unless a skill's knowledge
@@ -225,7 +202,7 @@ fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> R
         let signals = assistant.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
         let in_scope = signals.iter().any(|s| least_own.get(&s.skill).is_some_and(|&min| s.knowledge >= min));
         if !in_scope {
-            out.push(TrainingQuestion { signals, answer: None, near_miss: false, answerable: false });
+            out.push(TrainingQuestion { signals, answer: None, near_miss: false, answerable: false, synthetic: false });
         }
     }
     for l in labelled {
@@ -239,7 +216,117 @@ fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> R
             answer: l.skill.clone(),
             near_miss: false,
             answerable: l.skill.is_some() && l.answerable,
+            synthetic: false,
         });
     }
     Ok(out)
+}
+
+/// The unanswerable twin of a question of `skill`: every document that covers it about as well
+/// as the best one is left out, as when a knowledge base simply lacks the answer. `None` when the
+/// skill's search found nothing to leave out.
+fn unanswerable_twin(
+    assistant: &Assistant,
+    skill: &str,
+    text: &str,
+    probed: crate::Probed,
+    leave_out: Option<usize>,
+) -> Result<Option<TrainingQuestion>, AskError> {
+    let crate::Probed { question, prepared, stats, mut probes } = probed;
+    let Some(own) = probes.get(skill) else { return Ok(None) };
+    let removed_sources: Vec<String> =
+        own.source_coverages.iter().filter(|(_, c)| *c >= 0.75 * own.best_coverage).map(|(s, _)| s.clone()).collect();
+    if removed_sources.is_empty() {
+        return Ok(None);
+    }
+    let filter = removed_sources.iter().fold(Filter::none(), |f, s| f.excluding(s));
+    let options = SearchOptions {
+        skills: vec![skill.to_string()],
+        k: Some(assistant.engine.project.config.ask.hits),
+        filter,
+        rerank: false,
+        ..Default::default()
+    };
+    let result = assistant.engine.search_prepared(text, &prepared, &options)?;
+    probes.insert(skill.to_string(), Probe::new(skill, result.hits, &question, &stats));
+    let leave_out = leave_out.map(|i| (skill, i));
+    let mut signals = assistant.dispatcher.signals(&question, &stats, &probes, leave_out);
+    // Without those documents, the words only they contained are unknown to the skill too.
+    if let Some(index) = assistant.engine.index_of(skill)? {
+        let question_terms = crate::evidence::unique(&question.terms);
+        let mut removed: HashMap<&str, u64> = HashMap::new();
+        for chunk in removed_sources.iter().flat_map(|s| index.chunks_of(s)) {
+            let terms: HashSet<String> = skillrag_text::analyze(&chunk.indexed_text()).into_iter().collect();
+            for t in question_terms.iter().filter(|t| terms.contains(*t)) {
+                *removed.entry(t.as_str()).or_default() += 1;
+            }
+        }
+        if let Some(own) = signals.iter_mut().find(|s| s.skill == skill) {
+            own.vocabulary =
+                coverage(&question.terms, &stats, |t| stats.count_in(skill, t) > removed.get(t).copied().unwrap_or(0));
+        }
+    }
+    Ok(Some(TrainingQuestion {
+        signals,
+        answer: Some(skill.to_string()),
+        near_miss: true,
+        answerable: false,
+        synthetic: false,
+    }))
+}
+
+/// How many sentences of each skill's knowledge stand in for questions when fitting.
+const KNOWLEDGE_QUESTIONS: usize = 16;
+
+/// Question-sized sentences from documents spread evenly over the skill's sources: stand-ins for
+/// questions of the skill's domain (Ma et al.'s synthetic-query idea, without a generator). Only
+/// their unanswerable twins are used — with their own document present a copied sentence would be
+/// answered word for word, which no real question is.
+fn knowledge_questions(assistant: &Assistant, skill: &str) -> Result<Vec<String>, AskError> {
+    let Some(index) = assistant.engine.index_of(skill)? else { return Ok(Vec::new()) };
+    let sources: Vec<&String> = index.manifest().files.keys().collect();
+    let step = (sources.len() as f64 / KNOWLEDGE_QUESTIONS as f64).max(1.0);
+    let mut out = Vec::new();
+    for k in 0..KNOWLEDGE_QUESTIONS.min(sources.len()) {
+        let source = sources[(k as f64 * step) as usize];
+        let picked = index.chunks_of(source).iter().find_map(|chunk| {
+            skillrag_chunk::sentences(&chunk.text)
+                .into_iter()
+                .map(|(_, s)| s)
+                .find(|s| question_sized(s))
+                .map(str::to_string)
+        });
+        out.extend(picked);
+    }
+    Ok(out)
+}
+
+/// About as long as a question: 10–40 characters of Chinese, or 6–30 words otherwise; not a
+/// heading, list marker or table row.
+fn question_sized(sentence: &str) -> bool {
+    if sentence.starts_with(['#', '|', '-', '*', '>', '[', '!']) {
+        return false;
+    }
+    let cjk = sentence.chars().filter(|c| skillrag_core::is_cjk(*c)).count();
+    if cjk > 0 {
+        (10..=40).contains(&cjk)
+    } else {
+        (6..=30).contains(&sentence.split_whitespace().count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::question_sized;
+
+    #[test]
+    fn question_sized_sentences() {
+        assert!(question_sized("用人单位自用工之日起即与劳动者建立劳动关系。"));
+        assert!(!question_sized("第七条"), "too short");
+        assert!(!question_sized(&"劳动合同".repeat(20)), "too long");
+        assert!(question_sized("Hold the reset button for ten seconds to restore factory settings."));
+        assert!(!question_sized("See Table 2."));
+        assert!(!question_sized("| 型号 | 价格 | 说明 | 备注 | 产地 | 颜色 |"), "table row");
+        assert!(!question_sized("# 第二章 劳动合同的订立与履行的一般规定"), "heading");
+    }
 }

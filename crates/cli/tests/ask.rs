@@ -154,6 +154,7 @@ fn tune_fits_and_reports(backend: Backend) {
         serde_json::from_str(&std::fs::read_to_string(dir.join(".skillrag/router.json")).unwrap()).unwrap();
     assert_eq!(saved["labelled"].as_array().unwrap().len(), 3);
     assert!(saved["model"]["accept"].as_f64().unwrap() > 0.0);
+    assert!(saved["model"]["report"]["synthetic"].as_u64().unwrap() > 0, "no questions drawn from the knowledge");
     std::fs::write(&labelled, "{\"query\": \"x\", \"skill\": \"nope\"}\n").unwrap();
     let out = skillrag(dir, &["tune", "--labelled", labelled.to_str().unwrap()]).output().unwrap();
     assert!(stderr(&out).contains("labelled.jsonl:1: unknown skill `nope`"), "{}", stderr(&out));

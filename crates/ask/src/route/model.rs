@@ -57,6 +57,9 @@ impl Signals {
 pub struct FitReport {
     pub questions: usize,
     pub labelled: usize,
+    /// Of the questions, sentences drawn from the skills' knowledge (their unanswerable twins).
+    #[serde(default)]
+    pub synthetic: usize,
     pub pairs: usize,
     /// Cross-validated routing accuracy on the training questions with every skill present.
     pub accuracy: f32,
@@ -116,6 +119,10 @@ pub struct TrainingQuestion {
     pub near_miss: bool,
     /// Whether its skill's knowledge holds the answer (`false` for unanswerable twins).
     pub answerable: bool,
+    /// Worded by the knowledge itself (a sampled sentence), not by someone asking: it shows where
+    /// questions of the skill route, but its word coverage says nothing about how well real
+    /// questions are covered, so it is left out of the evidence threshold.
+    pub synthetic: bool,
 }
 
 // Index loops mirror the matrix algebra they implement.
@@ -290,6 +297,7 @@ pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f3
     let report = FitReport {
         questions: questions.len(),
         labelled,
+        synthetic: questions.iter().filter(|q| q.synthetic).count(),
         pairs: x.len(),
         accuracy: questions.iter().zip(&conf).filter(|(q, c)| decide(q, c, accept, None) == q.answer.as_deref()).count()
             as f32
@@ -326,7 +334,7 @@ pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f3
 fn fit_evidence(questions: &[TrainingQuestion], refusal_cost: f32) -> f32 {
     let mut positives = Vec::new();
     let mut negatives = Vec::new();
-    for q in questions {
+    for q in questions.iter().filter(|q| !q.synthetic) {
         let Some(own) = q.signals.iter().find(|s| q.answer.as_deref() == Some(s.skill.as_str())) else { continue };
         if q.answerable {
             positives.push(own.knowledge);
@@ -421,18 +429,21 @@ mod tests {
                 answer: Some("a".into()),
                 near_miss: true,
                 answerable: true,
+                synthetic: false,
             });
             questions.push(TrainingQuestion {
                 signals: vec![signals("a", weak, 0), signals("b", strong, 2)],
                 answer: Some("b".into()),
                 near_miss: true,
                 answerable: true,
+                synthetic: false,
             });
             questions.push(TrainingQuestion {
                 signals: vec![signals("a", weak, 0), signals("b", weak + 0.15, 2)],
                 answer: Some("b".into()),
                 near_miss: true,
                 answerable: false,
+                synthetic: false,
             });
         }
         let model = fit(&questions, "fp".into(), 1.0);
@@ -442,5 +453,21 @@ mod tests {
         assert!(model.evidence > 0.25 && model.evidence <= 0.7, "{}", model.evidence);
         assert!(model.confidence(&signals("a", 0.9, 2)) > model.accept);
         assert!(model.confidence(&signals("a", 0.05, 0)) < model.accept);
+
+        // Sentences drawn from the knowledge route like questions of their skill, but their word
+        // coverage is not a question's: however they are covered, the evidence threshold stays.
+        let mut with_synthetic = questions.clone();
+        for i in 0..12 {
+            with_synthetic.push(TrainingQuestion {
+                signals: vec![signals("a", 0.9 - i as f32 * 0.01, 1), signals("b", 0.1, 0)],
+                answer: Some("a".into()),
+                near_miss: true,
+                answerable: false,
+                synthetic: true,
+            });
+        }
+        let refitted = fit(&with_synthetic, "fp".into(), 1.0);
+        assert_eq!(refitted.evidence, model.evidence);
+        assert_eq!(refitted.report.synthetic, 12);
     }
 }

@@ -245,8 +245,17 @@ fn print_route(route: &Route, accept: f32) {
         println!("gate: {g} (no retrieval)");
         return;
     }
-    let mut table =
-        Table::new(&["SKILL", "CONFIDENCE", "TRIGGERS", "PROFILE", "DENSE", "KNOWLEDGE", "KNOWLEDGE DENSE", "LANG"]);
+    let mut table = Table::new(&[
+        "SKILL",
+        "CONFIDENCE",
+        "TRIGGERS",
+        "PROFILE",
+        "DENSE",
+        "VOCABULARY",
+        "KNOWLEDGE",
+        "KNOWLEDGE DENSE",
+        "LANG",
+    ]);
     for c in &route.candidates {
         let opt = |v: Option<f32>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"));
         table.row(vec![
@@ -255,6 +264,7 @@ fn print_route(route: &Route, accept: f32) {
             if c.keyword_hits.is_empty() { "-".into() } else { truncate(&c.keyword_hits.join(", "), 30) },
             format!("{:.3}", c.profile),
             opt(c.dense),
+            format!("{:.3}", c.vocabulary),
             format!("{:.3}", c.knowledge),
             opt(c.knowledge_dense),
             if c.language_match { "yes".into() } else { "no".into() },
@@ -283,8 +293,8 @@ pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
     }
     let r = &model.report;
     println!(
-        "fitted on {} question(s) ({} labelled, {} skill pairs); regularization {}",
-        r.questions, r.labelled, r.pairs, r.l2
+        "fitted on {} question(s) ({} labelled, {} drawn from the knowledge, {} skill pairs); regularization {}",
+        r.questions, r.labelled, r.synthetic, r.pairs, r.l2
     );
     println!("cross-validated routing accuracy:   {:.3}", r.accuracy);
     println!("near misses rejected (own skill removed): {:.3}", r.near_miss_rejection);
