@@ -4,14 +4,23 @@
 # top-3, threshold 0.35), in the same run. The peer needs a Python venv with
 # bench/peer/requirements.txt: set PEER_PYTHON (default bench/peer/.venv/bin/python).
 # Writes bench/results/eval-<bench>.md and the report folder bench/results/eval-<bench>/.
+# With E5=1, skillrag embeds with multilingual-e5-small (scripts/setup-e5) instead of the bundled
+# all-MiniLM-L6-v2, and the results go to eval-<bench>-e5.md and eval-<bench>-e5/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench="$(cd "${1:-../shared/bench/dev}" && pwd)"
 name="$(basename "$bench")"
 model="$(./scripts/setup-model)"
+embed_model="$model"
+suffix=""
+if [ "${E5:-0}" = 1 ]; then
+  eval "$(./scripts/setup-e5)"
+  embed_model="$SKILLRAG_EMBED_MODEL"
+  suffix="-e5"
+fi
 peer_python="${PEER_PYTHON:-bench/peer/.venv/bin/python}"
 cargo build --release --locked -q
-out="$PWD/bench/results/eval-$name"
+out="$PWD/bench/results/eval-$name$suffix"
 mkdir -p "$out"
 compare=()
 if [ -x "$peer_python" ]; then
@@ -22,7 +31,8 @@ else
 fi
 # The project folder (indexes, embedding cache, fitted router) persists between runs, so a re-run
 # indexes incrementally; `rm -rf` it for a cold run.
-work="$PWD/target/bench-state/eval-$name"
+work="$PWD/target/bench-state/eval-$name$suffix"
 mkdir -p "$work"
-SKILLRAG_EMBED_MODEL="$model" "$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag" -C "$work" eval "$bench" --out "$out" "${compare[@]}" > "bench/results/eval-$name.md"
-cat "bench/results/eval-$name.md"
+SKILLRAG_EMBED_MODEL="$embed_model" "$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag" \
+  -C "$work" eval "$bench" --out "$out" "${compare[@]}" > "bench/results/eval-$name$suffix.md"
+cat "bench/results/eval-$name$suffix.md"

@@ -1,7 +1,8 @@
 //! The optional model backends end to end through the real binary: a rerank endpoint (a scripted
 //! TEI-style server: its scores are made up, so this checks the plumbing, not quality), and a
 //! real OpenAI-compatible embeddings server (llama.cpp in embedding mode, started by
-//! `scripts/setup-llm embed`) when `SKILLRAG_TEST_EMBED_BASE_URL` names one.
+//! `scripts/setup-llm embed`) when `SKILLRAG_TEST_EMBED_BASE_URL` names one, and the real
+//! multilingual-e5-small server of `scripts/setup-e5` when `SKILLRAG_TEST_E5_BASE_URL` does.
 
 mod common;
 
@@ -126,4 +127,50 @@ fn a_real_embeddings_server_indexes_and_answers() {
     let out = skillrag(dir, &["search", "reset", "--skill", "router-faq", "--json"]).output().unwrap();
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(result["skills"][0]["notice"].as_str().unwrap_or("").contains("re-index"), "{result}");
+}
+
+#[test]
+fn a_multilingual_embeddings_server_gives_chinese_a_dense_signal() {
+    let Some(base_url) = std::env::var("SKILLRAG_TEST_E5_BASE_URL").ok().filter(|u| !u.is_empty()) else {
+        if std::env::var_os("SKILLRAG_TEST_REQUIRE_LLM").is_some() {
+            panic!("SKILLRAG_TEST_E5_BASE_URL is not set: run scripts/test (scripts/setup-e5 test starts the server)");
+        }
+        eprintln!("skipped: SKILLRAG_TEST_E5_BASE_URL is not set (scripts/setup-e5 test starts a server)");
+        return;
+    };
+    // Three short statute articles; the question shares no word with the one that answers it
+    // (带薪休假 / 几天 vs 年休假 / 5天), so only a model that reads Chinese ranks it first.
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    let skill = dir.join("skills/labor-law");
+    std::fs::create_dir_all(skill.join("knowledge")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: labor-law\ndescription: 中国劳动法规条文，回答劳动合同、工资与休假问题。\n---\n# 劳动法规\n",
+    )
+    .unwrap();
+    std::fs::write(
+        skill.join("knowledge/articles.md"),
+        "# 劳动法规节选\n\n## 试用期\n\n劳动合同期限三个月以上不满一年的，试用期不得超过一个月。\n\n\
+         ## 年休假\n\n职工累计工作已满1年不满10年的，年休假5天；已满10年不满20年的，年休假10天。\n\n\
+         ## 加班工资\n\n安排劳动者延长工作时间的，支付不低于工资的百分之一百五十的工资报酬。\n",
+    )
+    .unwrap();
+    let env = [
+        ("SKILLRAG_EMBED_BASE_URL", base_url.as_str()),
+        ("SKILLRAG_EMBED_MODEL", "multilingual-e5-small"),
+        ("SKILLRAG_EMBED_QUERY_INPUT_TYPE", "query"),
+        ("SKILLRAG_EMBED_PASSAGE_INPUT_TYPE", "passage"),
+        ("SKILLRAG_INDEX_CHUNK_SIZE", "100"),
+        ("SKILLRAG_INDEX_CHUNK_OVERLAP", "0"),
+    ];
+    let report = with_env(dir, &["index"], &env);
+    assert!(report["skills"][0]["chunks"].as_u64().unwrap() >= 3, "{report}");
+
+    let q = "员工带薪休假一年有几天？";
+    let result = with_env(dir, &["search", q, "--skill", "labor-law", "--mode", "dense", "-k", "3"], &env);
+    assert_eq!(result["skills"][0]["dense_used"], true, "{result}");
+    assert!(result["hits"][0]["heading"].as_str().unwrap_or("").contains("年休假"), "{result}");
+    let route = with_env(dir, &["route", q], &env);
+    assert!(route["candidates"][0]["dense"].is_number(), "Chinese is visible to this model: {route}");
 }

@@ -20,6 +20,9 @@ pub struct OpenAiEmbedConfig {
     pub batch: usize,
     pub query_prefix: String,
     pub passage_prefix: String,
+    /// The `input_type` sent with questions / passages; empty = not sent.
+    pub query_input_type: String,
+    pub passage_input_type: String,
     /// Timeouts, retries and the API key (from the environment only).
     pub http: HttpConfig,
 }
@@ -32,18 +35,23 @@ impl OpenAiEmbedConfig {
             batch: 32,
             query_prefix: String::new(),
             passage_prefix: String::new(),
+            query_input_type: String::new(),
+            passage_input_type: String::new(),
             http: HttpConfig::default(),
         }
     }
 
-    /// `openai:<model>@<base_url>`, plus a fingerprint of the prefixes when there are any:
-    /// another server, model or prefix gives other vectors, so another id. Known without
-    /// contacting the server.
+    /// `openai:<model>@<base_url>`, plus a fingerprint of the prefixes and input types when there
+    /// are any: another server, model, prefix or input type gives other vectors, so another id.
+    /// Known without contacting the server.
     pub fn model_id(&self) -> String {
         let mut id = format!("openai:{}@{}", self.model, self.base_url);
         if !self.query_prefix.is_empty() || !self.passage_prefix.is_empty() {
             let hash = blake3::hash(format!("{}\u{0}{}", self.query_prefix, self.passage_prefix).as_bytes());
             id.push_str(&format!("+prefixes:{}", &hash.to_hex()[..8]));
+        }
+        if !self.query_input_type.is_empty() || !self.passage_input_type.is_empty() {
+            id.push_str(&format!("+input_type:{}/{}", self.query_input_type, self.passage_input_type));
         }
         id
     }
@@ -85,7 +93,7 @@ impl OpenAiEmbedder {
             config,
         };
         if dim.is_none() {
-            let probe = embedder.request(&["dimension probe"])?;
+            let probe = embedder.request(&["dimension probe"], EmbedKind::Passage)?;
             embedder.dim = probe.first().map_or(0, Vec::len);
         }
         Ok(embedder)
@@ -100,10 +108,17 @@ impl OpenAiEmbedder {
     }
 
     /// One request: the raw vectors, in input order, checked.
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn request(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         // Most APIs reject an empty input string.
         let input: Vec<&str> = texts.iter().map(|t| if t.trim().is_empty() { " " } else { t }).collect();
-        let body = json!({"model": self.config.model, "input": input, "encoding_format": "float"});
+        let mut body = json!({"model": self.config.model, "input": input, "encoding_format": "float"});
+        let input_type = match kind {
+            EmbedKind::Query => &self.config.query_input_type,
+            EmbedKind::Passage => &self.config.passage_input_type,
+        };
+        if !input_type.is_empty() {
+            body["input_type"] = json!(input_type);
+        }
         let value = self.client.post_json(&self.endpoint, &body).map_err(EmbedError::Remote)?;
         let data = value
             .get("data")
@@ -178,7 +193,7 @@ impl Embedder for OpenAiEmbedder {
         let mut out = Vec::with_capacity(texts.len());
         for batch in prefixed.chunks(self.config.batch.max(1)) {
             let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-            for mut vector in self.request(&refs)? {
+            for mut vector in self.request(&refs, kind)? {
                 l2_normalize(&mut vector);
                 out.push(Embedding { vector, visibility: 1.0 });
             }

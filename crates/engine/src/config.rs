@@ -179,6 +179,11 @@ pub struct EmbedConfig {
     /// Overrides the model's own query prompt (e.g. bge's `为这个句子生成表示以用于检索相关文章：`).
     pub query_prefix: Option<String>,
     pub passage_prefix: Option<String>,
+    /// With `base_url`: the `input_type` field sent with questions and with passages, for APIs
+    /// that embed the two differently on their side (multilingual-e5 servers, Voyage, NVIDIA
+    /// NIM: "query" / "passage" or "document"). Unset = the field is not sent (OpenAI rejects it).
+    pub query_input_type: Option<String>,
+    pub passage_input_type: Option<String>,
     /// An OpenAI-compatible embeddings API root (`https://api.openai.com/v1`,
     /// `http://127.0.0.1:11434/v1`); `/embeddings` is appended. Empty = a local model. The API
     /// key comes from the environment only (`SKILLRAG_EMBED_API_KEY`).
@@ -321,6 +326,8 @@ impl Default for EmbedConfig {
             model: "none".into(),
             query_prefix: None,
             passage_prefix: None,
+            query_input_type: None,
+            passage_input_type: None,
             base_url: String::new(),
             dim: 0,
             batch: 32,
@@ -438,7 +445,7 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
-const NOT_SETTINGS: [&str; 11] = [
+const NOT_SETTINGS: [&str; 12] = [
     "SKILLRAG_CACHE",
     "SKILLRAG_PG_BIN",
     "SKILLRAG_PG_DIR",
@@ -449,6 +456,7 @@ const NOT_SETTINGS: [&str; 11] = [
     "SKILLRAG_LLM_PORT",
     "SKILLRAG_EMBED_API_KEY",
     "SKILLRAG_EMBED_PORT",
+    "SKILLRAG_E5_PORT",
     "SKILLRAG_RERANK_API_KEY",
 ];
 
@@ -469,7 +477,7 @@ fn known_keys() -> BTreeMap<(Option<String>, String), toml::Value> {
         }
     }
     // Optional keys have no default to serialize.
-    for key in ["query_prefix", "passage_prefix"] {
+    for key in ["query_prefix", "passage_prefix", "query_input_type", "passage_input_type"] {
         out.insert((Some("embed".into()), key.into()), toml::Value::String(String::new()));
     }
     out
@@ -592,6 +600,8 @@ model = "{model}"
 # docs/rerank.md): `model` is then the API's model name, the key only from the environment
 # (SKILLRAG_EMBED_API_KEY). Changing server or model asks for a re-index.
 base_url = ""            # e.g. "http://127.0.0.1:11434/v1"; env SKILLRAG_EMBED_BASE_URL
+# query_input_type = "query"       # sent as `input_type` where the API embeds questions and
+# passage_input_type = "passage"   # passages differently (`scripts/setup-e5`: multilingual-e5)
 dim = 0                  # the API's vector size; 0 = ask the server once and remember it
 batch = 32               # texts per request (DashScope: at most 10)
 timeout_secs = 30

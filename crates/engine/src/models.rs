@@ -29,6 +29,8 @@ pub(crate) fn remote_embed_config(config: &Config) -> Option<OpenAiEmbedConfig> 
     c.batch = e.batch.max(1);
     c.query_prefix = e.query_prefix.clone().unwrap_or_default();
     c.passage_prefix = e.passage_prefix.clone().unwrap_or_default();
+    c.query_input_type = e.query_input_type.clone().unwrap_or_default();
+    c.passage_input_type = e.passage_input_type.clone().unwrap_or_default();
     c.http = HttpConfig {
         timeout: Duration::from_secs(e.timeout_secs.max(1)),
         retries: e.retries,

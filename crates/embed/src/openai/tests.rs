@@ -54,6 +54,22 @@ fn batches_orders_by_index_and_normalizes() {
     assert!((q.vector[0] - 4.0 / 17f32.sqrt()).abs() < 1e-6);
     assert_eq!(e.dim(), 3);
     assert_eq!(e.visibility(&["x", "y"], EmbedKind::Query).unwrap(), vec![1.0, 1.0]);
+    assert!(requests.iter().all(|r| r.body.get("input_type").is_none()), "not sent unless configured");
+}
+
+#[test]
+fn input_types_tell_questions_from_passages() {
+    let server = serve(vec![Reply::json(reversed)]);
+    let mut c = config(&server.url("/v1"));
+    c.query_input_type = "query".into();
+    c.passage_input_type = "passage".into();
+    let e = OpenAiEmbedder::new(c, Some(3)).unwrap();
+    e.embed(&["a"], EmbedKind::Passage).unwrap();
+    e.embed_query("x").unwrap();
+    let requests = server.requests();
+    assert_eq!(requests[0].body["input_type"], "passage");
+    assert_eq!(requests[1].body["input_type"], "query");
+    assert_eq!(requests[1].body["input"], json!(["x"]), "no prefix added by us");
 }
 
 #[test]
@@ -63,6 +79,10 @@ fn model_id_names_server_model_and_prefixes() {
     let mut b = a.clone();
     b.query_prefix = "query: ".into();
     assert_ne!(a.model_id(), b.model_id());
+    let mut c = a.clone();
+    c.query_input_type = "query".into();
+    assert_ne!(a.model_id(), c.model_id());
+    assert_ne!(b.model_id(), c.model_id());
     assert_ne!(a.model_id(), OpenAiEmbedConfig::new("http://h:2/v1", "m").model_id());
     assert_ne!(a.model_id(), OpenAiEmbedConfig::new("http://h:1/v1", "m2").model_id());
 }
