@@ -20,6 +20,8 @@ pub struct TermStats {
     df: HashMap<String, u64>,
     /// Per skill, how many chunks contain each term.
     known: HashMap<String, HashMap<String, u64>>,
+    /// Expected document frequency of each Chinese word in a general corpus of `docs` documents.
+    general: HashMap<String, f64>,
 }
 
 impl TermStats {
@@ -37,7 +39,12 @@ impl TermStats {
                 counts.insert(term.clone(), n);
             }
         }
-        Ok(TermStats { docs, df, known })
+        // The knowledge alone is a small sample of the language: a word as common as 之间 or 存在
+        // may occur in few of its chunks and so weigh like a key term. A Chinese word's document
+        // frequency is therefore averaged with its frequency in general Chinese (jieba's IDF
+        // table), as if a general corpus as large as the knowledge were indexed alongside.
+        let general = general_frequencies(df.keys(), docs);
+        Ok(TermStats { docs, df, known, general })
     }
 
     /// How many of `skill`'s chunks contain `term`.
@@ -50,11 +57,19 @@ impl TermStats {
         self.count_in(skill, term) > 0
     }
 
-    /// BM25's IDF: terms found in no chunk at all get the highest weight.
+    /// BM25's IDF, with a Chinese word's document frequency averaged with its general one: terms
+    /// found nowhere get the highest weight.
     pub fn idf(&self, term: &str) -> f32 {
-        let df = self.df.get(term).copied().unwrap_or(0) as f64;
+        let known = self.df.get(term).copied().unwrap_or(0) as f64;
+        let df = self.general.get(term).map_or(known, |general| (known + general) / 2.0);
         (1.0 + (self.docs - df + 0.5) / (df + 0.5)).ln() as f32
     }
+}
+
+/// Expected document frequencies, in a general Chinese corpus of `docs` documents, of the terms
+/// jieba's IDF table knows.
+fn general_frequencies<'a>(terms: impl Iterator<Item = &'a String>, docs: f64) -> HashMap<String, f64> {
+    terms.filter_map(|t| Some((t.clone(), docs * (-(skillrag_text::general_chinese_idf(t)? as f64)).exp()))).collect()
 }
 
 /// Distinct terms, first occurrence order.
@@ -97,6 +112,7 @@ mod tests {
             docs: 100.0,
             df: [("劳动".to_string(), 90), ("试用期".to_string(), 3)].into_iter().collect(),
             known: HashMap::new(),
+            general: HashMap::new(),
         };
         let terms = vec!["劳动".to_string(), "试用期".to_string()];
         let with_rare = coverage(&terms, &stats, |t| t == "试用期");
@@ -106,5 +122,23 @@ mod tests {
         assert_eq!(coverage(&[], &stats, |_| true), 0.0);
         // A term found nowhere is the most informative one.
         assert!(stats.idf("花呗") > stats.idf("试用期"));
+    }
+
+    #[test]
+    fn everyday_words_weigh_little_even_where_the_knowledge_rarely_uses_them() {
+        let terms: Vec<String> = ["之间", "试用期", "virus"].iter().map(|s| s.to_string()).collect();
+        let docs = 1000.0;
+        let stats = TermStats {
+            docs,
+            // Each occurs in 2 chunks of this small knowledge base.
+            df: terms.iter().map(|t| (t.clone(), 2)).collect(),
+            known: HashMap::new(),
+            general: general_frequencies(terms.iter(), docs),
+        };
+        assert!(stats.idf("之间") < stats.idf("试用期"), "{} {}", stats.idf("之间"), stats.idf("试用期"));
+        // English has no general table: its weight is the knowledge's alone.
+        let alone = TermStats { general: HashMap::new(), ..stats.clone() };
+        assert_eq!(stats.idf("virus"), alone.idf("virus"));
+        assert!(alone.idf("之间") > stats.idf("之间"));
     }
 }

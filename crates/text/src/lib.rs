@@ -32,6 +32,12 @@ pub fn jieba() -> &'static Jieba {
     JIEBA.get_or_init(Jieba::new)
 }
 
+/// jieba's keyword extractor with its general-corpus IDF table.
+fn tfidf() -> &'static jieba_rs::TfIdf {
+    static TFIDF: OnceLock<jieba_rs::TfIdf> = OnceLock::new();
+    TFIDF.get_or_init(jieba_rs::TfIdf::default)
+}
+
 fn stemmer() -> &'static Stemmer {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
@@ -102,13 +108,26 @@ fn script_runs(text: &str) -> Vec<(usize, &str, bool)> {
 /// The most characteristic words of `text` by jieba's TF-IDF (Chinese) or by length and rarity
 /// of the analyzed terms otherwise; for query reformulation and keyword display.
 pub fn keywords(text: &str, n: usize) -> Vec<String> {
-    use jieba_rs::{KeywordExtract, TfIdf};
-    static TFIDF: OnceLock<TfIdf> = OnceLock::new();
-    let tfidf = TFIDF.get_or_init(TfIdf::default);
+    use jieba_rs::KeywordExtract;
     let mut out: Vec<String> =
-        tfidf.extract_keywords(jieba(), text, n, Vec::new()).into_iter().map(|k| k.keyword.to_lowercase()).collect();
+        tfidf().extract_keywords(jieba(), text, n, Vec::new()).into_iter().map(|k| k.keyword.to_lowercase()).collect();
     out.retain(|k| !stopwords::is_english_stopword(k) && !stopwords::is_chinese_stopword(k));
     out
+}
+
+/// How rare `word` is in general Chinese: its IDF in jieba's general-corpus table. `None` for
+/// anything but a Chinese word of two or more characters, and for words the table lacks or jieba
+/// would split.
+pub fn general_chinese_idf(word: &str) -> Option<f32> {
+    use jieba_rs::KeywordExtract;
+    if word.chars().count() < 2 || !word.chars().all(is_cjk) {
+        return None;
+    }
+    // jieba exposes the table only through keyword extraction: one word alone scores its IDF.
+    match tfidf().extract_keywords(jieba(), word, 2, Vec::new()).as_slice() {
+        [only] if only.keyword == word => Some(only.weight as f32),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +168,15 @@ mod tests {
     fn empty_and_punctuation() {
         assert!(analyze("").is_empty());
         assert!(analyze("？！。,.;").is_empty());
+    }
+
+    #[test]
+    fn general_idf_ranks_function_words_below_content_words() {
+        let function = general_chinese_idf("之间").unwrap();
+        let content = general_chinese_idf("试用期").unwrap();
+        assert!(function < content, "{function} {content}");
+        assert_eq!(general_chinese_idf("字"), None);
+        assert_eq!(general_chinese_idf("virus"), None);
     }
 
     #[test]
