@@ -33,6 +33,19 @@ fn with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// The URL of a real server the test suite started (`variable`), or `None` to skip when run
+/// without `scripts/test` — except where the suite requires every server (`SKILLRAG_TEST_REQUIRE_LLM`).
+fn server_url(variable: &str, starter: &str) -> Option<String> {
+    let url = std::env::var(variable).ok().filter(|u| !u.is_empty());
+    if url.is_none() {
+        if std::env::var_os("SKILLRAG_TEST_REQUIRE_LLM").is_some() {
+            panic!("{variable} is not set: run scripts/test ({starter} starts the server)");
+        }
+        eprintln!("skipped: {variable} is not set ({starter} starts a server)");
+    }
+    url
+}
+
 #[test]
 fn search_and_ask_carry_the_rerank_score() {
     let project = demo();
@@ -71,15 +84,7 @@ fn search_and_ask_carry_the_rerank_score() {
 
 #[test]
 fn a_real_embeddings_server_indexes_and_answers() {
-    let Some(base_url) = std::env::var("SKILLRAG_TEST_EMBED_BASE_URL").ok().filter(|u| !u.is_empty()) else {
-        if std::env::var_os("SKILLRAG_TEST_REQUIRE_LLM").is_some() {
-            panic!(
-                "SKILLRAG_TEST_EMBED_BASE_URL is not set: run scripts/test (scripts/setup-llm embed starts the server)"
-            );
-        }
-        eprintln!("skipped: SKILLRAG_TEST_EMBED_BASE_URL is not set (scripts/setup-llm embed starts a server)");
-        return;
-    };
+    let Some(base_url) = server_url("SKILLRAG_TEST_EMBED_BASE_URL", "scripts/setup-llm embed") else { return };
     // The demo's router skill, cut to a few short sections: a 0.5B model embeds ~100 tokens per
     // second on two busy CPU cores, and this test should cost seconds, not minutes.
     let project = tempfile::tempdir().unwrap();
@@ -131,13 +136,7 @@ fn a_real_embeddings_server_indexes_and_answers() {
 
 #[test]
 fn a_multilingual_embeddings_server_gives_chinese_a_dense_signal() {
-    let Some(base_url) = std::env::var("SKILLRAG_TEST_E5_BASE_URL").ok().filter(|u| !u.is_empty()) else {
-        if std::env::var_os("SKILLRAG_TEST_REQUIRE_LLM").is_some() {
-            panic!("SKILLRAG_TEST_E5_BASE_URL is not set: run scripts/test (scripts/setup-e5 test starts the server)");
-        }
-        eprintln!("skipped: SKILLRAG_TEST_E5_BASE_URL is not set (scripts/setup-e5 test starts a server)");
-        return;
-    };
+    let Some(base_url) = server_url("SKILLRAG_TEST_E5_BASE_URL", "scripts/setup-e5 test") else { return };
     // Three short statute articles; the question shares no word with the one that answers it
     // (带薪休假 / 几天 vs 年休假 / 5天), so only a model that reads Chinese ranks it first.
     let project = tempfile::tempdir().unwrap();
