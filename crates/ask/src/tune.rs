@@ -279,7 +279,7 @@ fn unanswerable_twin(
 const KNOWLEDGE_QUESTIONS: usize = 16;
 
 /// Question-sized sentences from documents spread evenly over the skill's sources: stand-ins for
-/// questions of the skill's domain (Ma et al.'s synthetic-query idea, without a generator). Only
+/// questions of the skill's domain (doc2query-style synthetic queries, without a generator). Only
 /// their unanswerable twins are used — with their own document present a copied sentence would be
 /// answered word for word, which no real question is.
 fn knowledge_questions(assistant: &Assistant, skill: &str) -> Result<Vec<String>, AskError> {
