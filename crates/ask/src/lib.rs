@@ -364,10 +364,14 @@ impl Assistant {
         let mut route = match (&options.skill, &follow_up) {
             (Some(s), _) => forced_route(s),
             (None, Some(f)) => {
-                // Keep the previous skill unless the question alone clearly belongs elsewhere.
+                // Keep the previous skill unless the question alone clearly belongs elsewhere:
+                // it routes to another skill *and* would not be accepted by the previous one. A
+                // short follow-up ("那两年呢？") says too little to leave the topic on its own.
                 let alone = self.probe(&text, &all)?;
                 let own = self.decide(&alone.question, &alone.stats, &alone.probes);
-                if own.decision == Decision::Single && !f.skills.contains(&own.skills[0]) {
+                let previous_fits =
+                    own.candidates.iter().any(|c| f.skills.contains(&c.skill) && c.score >= self.model.accept);
+                if own.decision == Decision::Single && !f.skills.contains(&own.skills[0]) && !previous_fits {
                     own
                 } else {
                     let mut r = self.decide(&question, &stats, &probes);

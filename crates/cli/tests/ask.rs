@@ -129,13 +129,16 @@ fn chat_follow_up_keeps_the_skill(backend: Backend) {
     let tmp = demo_indexed_on(backend);
     let (turns, out) = json_lines(
         skillrag(tmp.path(), &["chat", "--json"]),
-        "用人单位解除劳动合同时，什么情况下要支付经济补偿？\n那试用期呢？\n/quit\n",
+        "用人单位解除劳动合同时，什么情况下要支付经济补偿？\n那试用期呢？\n那两年呢？\n绿茶用多少度的水泡？\n/quit\n",
     );
-    assert_eq!(turns.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(turns.len(), 4, "{}", String::from_utf8_lossy(&out.stdout));
     assert_eq!(turns[0]["route"]["skills"], serde_json::json!(["labor-law"]));
     assert_eq!(turns[1]["route"]["skills"], serde_json::json!(["labor-law"]), "{}", turns[1]);
     assert!(turns[1]["queries"][0].as_str().unwrap().contains("试用期"), "{}", turns[1]);
     assert!(turns[1]["queries"][0].as_str().unwrap().chars().count() > "那试用期呢？".chars().count());
+    // Two words alone do not leave the topic; a question another skill owns does.
+    assert_eq!(turns[2]["route"]["skills"], serde_json::json!(["labor-law"]), "{}", turns[2]);
+    assert_eq!(turns[3]["route"]["skills"], serde_json::json!(["tea-brewing"]), "{}", turns[3]);
 }
 
 fn tune_fits_and_reports(backend: Backend) {
