@@ -46,6 +46,17 @@ fn server_url(variable: &str, starter: &str) -> Option<String> {
     url
 }
 
+/// A project with one skill `name` (SKILL.md front matter `front`, after its name) whose
+/// knowledge is one Markdown file: small enough for a slow real model to embed in seconds.
+fn one_skill_project(name: &str, front: &str, knowledge: &str) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    let skill = project.path().join("skills").join(name);
+    std::fs::create_dir_all(skill.join("knowledge")).unwrap();
+    std::fs::write(skill.join("SKILL.md"), format!("---\nname: {name}\n{front}\n---\n# {name}\n")).unwrap();
+    std::fs::write(skill.join("knowledge/knowledge.md"), knowledge).unwrap();
+    project
+}
+
 #[test]
 fn search_and_ask_carry_the_rerank_score() {
     let project = demo();
@@ -87,22 +98,14 @@ fn a_real_embeddings_server_indexes_and_answers() {
     let Some(base_url) = server_url("SKILLRAG_TEST_EMBED_BASE_URL", "scripts/setup-llm embed") else { return };
     // The demo's router skill, cut to a few short sections: a 0.5B model embeds ~100 tokens per
     // second on two busy CPU cores, and this test should cost seconds, not minutes.
-    let project = tempfile::tempdir().unwrap();
-    let dir = project.path();
-    let skill = dir.join("skills/router-faq");
-    std::fs::create_dir_all(skill.join("knowledge")).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: router-faq\ndescription: Answers questions about the Nimbus AX3000 home router.\nmetadata:\n  triggers: router, reset, Wi-Fi\n---\n# Router FAQ\n",
-    )
-    .unwrap();
-    std::fs::write(
-        skill.join("knowledge/faq.md"),
+    let project = one_skill_project(
+        "router-faq",
+        "description: Answers questions about the Nimbus AX3000 home router.\nmetadata:\n  triggers: router, reset, Wi-Fi",
         "# Nimbus AX3000 FAQ\n\n## Factory reset\n\nHold the reset pin with a paper clip for 10 seconds, until the LED \
          blinks amber.\n\n## Guest network\n\nOpen the app, choose Wi-Fi, then Guest network, and switch it on.\n\n\
          ## Firmware\n\nThe router installs firmware updates by itself at night.\n",
-    )
-    .unwrap();
+    );
+    let dir = project.path();
     let env = [
         ("SKILLRAG_EMBED_BASE_URL", base_url.as_str()),
         ("SKILLRAG_EMBED_MODEL", "qwen2.5-coder-0.5b-instruct"),
@@ -139,22 +142,14 @@ fn a_multilingual_embeddings_server_gives_chinese_a_dense_signal() {
     let Some(base_url) = server_url("SKILLRAG_TEST_E5_BASE_URL", "scripts/setup-e5 test") else { return };
     // Three short statute articles; the question shares no word with the one that answers it
     // (带薪休假 / 几天 vs 年休假 / 5天), so only a model that reads Chinese ranks it first.
-    let project = tempfile::tempdir().unwrap();
-    let dir = project.path();
-    let skill = dir.join("skills/labor-law");
-    std::fs::create_dir_all(skill.join("knowledge")).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: labor-law\ndescription: 中国劳动法规条文，回答劳动合同、工资与休假问题。\n---\n# 劳动法规\n",
-    )
-    .unwrap();
-    std::fs::write(
-        skill.join("knowledge/articles.md"),
+    let project = one_skill_project(
+        "labor-law",
+        "description: 中国劳动法规条文，回答劳动合同、工资与休假问题。",
         "# 劳动法规节选\n\n## 试用期\n\n劳动合同期限三个月以上不满一年的，试用期不得超过一个月。\n\n\
          ## 年休假\n\n职工累计工作已满1年不满10年的，年休假5天；已满10年不满20年的，年休假10天。\n\n\
          ## 加班工资\n\n安排劳动者延长工作时间的，支付不低于工资的百分之一百五十的工资报酬。\n",
-    )
-    .unwrap();
+    );
+    let dir = project.path();
     let env = [
         ("SKILLRAG_EMBED_BASE_URL", base_url.as_str()),
         ("SKILLRAG_EMBED_MODEL", "multilingual-e5-small"),

@@ -41,6 +41,14 @@ impl OpenAiEmbedConfig {
         }
     }
 
+    /// The prefix and the `input_type` of questions or of passages.
+    fn for_kind(&self, kind: EmbedKind) -> (&str, &str) {
+        match kind {
+            EmbedKind::Query => (&self.query_prefix, &self.query_input_type),
+            EmbedKind::Passage => (&self.passage_prefix, &self.passage_input_type),
+        }
+    }
+
     /// `openai:<model>@<base_url>`, plus a fingerprint of the prefixes and input types when there
     /// are any: another server, model, prefix or input type gives other vectors, so another id.
     /// Known without contacting the server.
@@ -112,10 +120,7 @@ impl OpenAiEmbedder {
         // Most APIs reject an empty input string.
         let input: Vec<&str> = texts.iter().map(|t| if t.trim().is_empty() { " " } else { t }).collect();
         let mut body = json!({"model": self.config.model, "input": input, "encoding_format": "float"});
-        let input_type = match kind {
-            EmbedKind::Query => &self.config.query_input_type,
-            EmbedKind::Passage => &self.config.passage_input_type,
-        };
+        let (_, input_type) = self.config.for_kind(kind);
         if !input_type.is_empty() {
             body["input_type"] = json!(input_type);
         }
@@ -185,10 +190,7 @@ impl Embedder for OpenAiEmbedder {
     }
 
     fn embed(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<Embedding>, EmbedError> {
-        let prefix = match kind {
-            EmbedKind::Query => &self.config.query_prefix,
-            EmbedKind::Passage => &self.config.passage_prefix,
-        };
+        let (prefix, _) = self.config.for_kind(kind);
         let prefixed: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
         let mut out = Vec::with_capacity(texts.len());
         for batch in prefixed.chunks(self.config.batch.max(1)) {
