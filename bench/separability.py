@@ -38,7 +38,7 @@ def main():
     for line in (bench / "queries.jsonl").open(encoding="utf-8"):
         q = json.loads(line)
         queries[q["id"]] = q
-    # (gold skill or None, type) -> list of {skill: candidate}
+    # (query row, {skill: its candidate signals}) per answered question
     rows = []
     for line in answers_path.open(encoding="utf-8"):
         a = json.loads(line)
@@ -88,21 +88,23 @@ def main():
 
     # The decision the router actually faces after weak evidence: the top skill's confidence of a
     # question whose answer is missing against that of a neighbouring-domain question.
-    def top(kind, language=None):
+    def top_chinese(kind):
         out = []
         for q, candidates in rows:
             if q["type"] != kind or not candidates:
                 continue
-            if language == "zh" and not any("\u4e00" <= ch <= "\u9fff" for ch in q["query"]):
+            if not any("\u4e00" <= ch <= "\u9fff" for ch in q["query"]):
                 continue
             out.append(max(c.get("score") or 0.0 for c in candidates.values()))
         return out
 
-    pooled = auc(top("unanswerable", "zh"), top("out_of_scope", "zh"))
-    print(
-        f"\nTop-skill confidence, Chinese unanswerable vs out_of_scope: AUC {pooled:.3f} "
-        f"({len(top('unanswerable', 'zh'))}/{len(top('out_of_scope', 'zh'))} questions)."
-    )
+    unanswerable, out_of_scope = top_chinese("unanswerable"), top_chinese("out_of_scope")
+    pooled = auc(unanswerable, out_of_scope)
+    if pooled is not None:
+        print(
+            f"\nTop-skill confidence, Chinese unanswerable vs out_of_scope: AUC {pooled:.3f} "
+            f"({len(unanswerable)}/{len(out_of_scope)} questions)."
+        )
 
 
 if __name__ == "__main__":
