@@ -8,6 +8,7 @@
 use crate::{Filter, Scored, SkillIndex, StoreError};
 use skillrag_core::{Chunk, ChunkId, Hit, HitRanks, HitScores};
 use std::collections::HashMap;
+use std::hash::Hash;
 
 /// Which lists take part (the benchmark compares all three).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -140,46 +141,58 @@ fn dense_gate<'q>(index: &dyn SkillIndex, query: &'q Query, params: &Params) -> 
     query.vector.as_deref().ok_or_else(|| "the question was not embedded".to_string())
 }
 
-/// Reciprocal Rank Fusion of the two lists; every hit keeps its score and rank in each.
-pub fn fuse(index: &dyn SkillIndex, lexical: &[Scored], dense: &[Scored], params: &Params) -> Vec<Hit> {
-    struct Entry {
-        bm25: Option<(f32, usize)>,
-        dense: Option<(f32, usize)>,
-        fused: f32,
-    }
-    let mut entries: HashMap<ChunkId, Entry> = HashMap::new();
-    let mut add = |list: &[Scored], weight: f32, is_dense: bool| {
-        for (i, s) in list.iter().enumerate() {
+/// Reciprocal Rank Fusion: every list, best first, adds `weight / (rrf_k + rank)` to the score
+/// of each key it holds, the first key having rank 1. Returns every key once with its fused
+/// score, best first. Ties go to the key the first list ranks better (a key it lacks ranks
+/// last), then to the smaller key, so the order never depends on hashing. A key should appear
+/// at most once per list.
+///
+/// Fusing several hit lists by chunk, each with weight 1:
+/// `reciprocal_rank_fusion(lists.iter().map(|l| (1.0, l.iter().map(|h| h.chunk_id))), 60.0)`.
+pub fn reciprocal_rank_fusion<K, L>(lists: impl IntoIterator<Item = (f32, L)>, rrf_k: f32) -> Vec<(K, f32)>
+where
+    K: Copy + Eq + Hash + Ord,
+    L: IntoIterator<Item = K>,
+{
+    // Per key: (fused score, rank in the first list).
+    let mut entries: HashMap<K, (f32, usize)> = HashMap::new();
+    for (n, (weight, list)) in lists.into_iter().enumerate() {
+        for (i, key) in list.into_iter().enumerate() {
             let rank = i + 1;
-            let e = entries.entry(s.id).or_insert(Entry { bm25: None, dense: None, fused: 0.0 });
-            e.fused += weight / (params.rrf_k + rank as f32);
-            if is_dense {
-                e.dense = Some((s.score, rank));
-            } else {
-                e.bm25 = Some((s.score, rank));
+            let e = entries.entry(key).or_insert((0.0, usize::MAX));
+            e.0 += weight / (rrf_k + rank as f32);
+            if n == 0 {
+                e.1 = rank;
             }
         }
-    };
-    add(lexical, params.bm25_weight, false);
-    add(dense, params.dense_weight, true);
+    }
+    let mut ranked: Vec<(K, (f32, usize))> = entries.into_iter().collect();
+    ranked.sort_by(|(ka, a), (kb, b)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then_with(|| ka.cmp(kb)));
+    ranked.into_iter().map(|(key, (score, _))| (key, score)).collect()
+}
 
-    let mut ranked: Vec<(ChunkId, Entry)> = entries.into_iter().collect();
-    ranked.sort_by(|(ida, a), (idb, b)| {
-        b.fused
-            .total_cmp(&a.fused)
-            .then_with(|| a.bm25.map(|x| x.1).unwrap_or(usize::MAX).cmp(&b.bm25.map(|x| x.1).unwrap_or(usize::MAX)))
-            .then_with(|| ida.cmp(idb))
-    });
-    ranked
+/// Reciprocal Rank Fusion of the two lists (BM25 first, so it breaks ties); every hit keeps
+/// its score and rank in each.
+pub fn fuse(index: &dyn SkillIndex, lexical: &[Scored], dense: &[Scored], params: &Params) -> Vec<Hit> {
+    fn id(s: &Scored) -> ChunkId {
+        s.id
+    }
+    let lists = [(params.bm25_weight, lexical.iter().map(id)), (params.dense_weight, dense.iter().map(id))];
+    let fused = reciprocal_rank_fusion(lists, params.rrf_k);
+    let score_and_rank = |list: &[Scored]| -> HashMap<ChunkId, (f32, usize)> {
+        list.iter().enumerate().map(|(i, s)| (s.id, (s.score, i + 1))).collect()
+    };
+    let (bm25, dense) = (score_and_rank(lexical), score_and_rank(dense));
+    fused
         .into_iter()
-        .filter_map(|(id, e)| index.chunk(id).map(|c| (c, e)))
+        .filter_map(|(id, fused)| index.chunk(id).map(|c| (c, fused, bm25.get(&id).copied(), dense.get(&id).copied())))
         .take(params.k)
         .enumerate()
-        .map(|(i, (chunk, e))| {
+        .map(|(i, (chunk, fused, bm25, dense))| {
             hit(
                 chunk,
-                HitScores { bm25: e.bm25.map(|x| x.0), dense: e.dense.map(|x| x.0), fused: e.fused, rerank: None },
-                HitRanks { bm25: e.bm25.map(|x| x.1), dense: e.dense.map(|x| x.1), fused: i + 1 },
+                HitScores { bm25: bm25.map(|x| x.0), dense: dense.map(|x| x.0), fused, rerank: None },
+                HitRanks { bm25: bm25.map(|x| x.1), dense: dense.map(|x| x.1), fused: i + 1 },
             )
         })
         .collect()
@@ -202,5 +215,85 @@ pub fn hit(chunk: Chunk, scores: HitScores, ranks: HitRanks) -> Hit {
         tier: chunk.tier,
         pages: chunk.pages,
         summary: chunk.summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(ids: &[ChunkId]) -> Vec<Hit> {
+        let hit_of = |&id: &ChunkId| {
+            let mut chunk = crate::conformance::chunk("a.md", 0, "text");
+            chunk.id = id;
+            hit(chunk, HitScores::default(), HitRanks::default())
+        };
+        ids.iter().map(hit_of).collect()
+    }
+
+    #[test]
+    fn rrf_fuses_hit_lists_by_chunk_with_one_tie_break() {
+        let lists = [hits(&[1, 2, 3]), hits(&[3, 2, 4])];
+        let fused = reciprocal_rank_fusion(lists.iter().map(|l| (1.0, l.iter().map(|h| h.chunk_id))), 60.0);
+        let ids: Vec<ChunkId> = fused.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, vec![3, 2, 1, 4]);
+        assert_eq!(fused[0].1, 1.0 / 61.0 + 1.0 / 63.0);
+        assert_eq!(fused[3].1, 1.0 / 63.0);
+        // Equal scores: the first list's better rank wins, then the smaller key.
+        let mirrored = reciprocal_rank_fusion([(1.0, vec![6, 5]), (1.0, vec![5, 6])], 60.0);
+        assert_eq!(mirrored.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![6, 5]);
+        let unranked_first = reciprocal_rank_fusion([(1.0, vec![]), (1.0, vec![9]), (1.0, vec![8])], 60.0);
+        assert_eq!(unranked_first.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![8, 9]);
+        // Weights scale each list's share.
+        let weighted = reciprocal_rank_fusion([(0.0, vec![1]), (2.0, vec![2])], 60.0);
+        assert_eq!(weighted, vec![(2, 2.0 / 61.0), (1, 0.0)]);
+    }
+
+    /// The two-list fusion `fuse` ran before the helper existed, as a reference.
+    fn reference(lexical: &[ChunkId], dense: &[ChunkId], params: &Params) -> Vec<(ChunkId, f32)> {
+        let mut entries: HashMap<ChunkId, (Option<usize>, f32)> = HashMap::new();
+        for (i, id) in lexical.iter().enumerate() {
+            let e = entries.entry(*id).or_insert((None, 0.0));
+            e.1 += params.bm25_weight / (params.rrf_k + (i + 1) as f32);
+            e.0 = Some(i + 1);
+        }
+        for (i, id) in dense.iter().enumerate() {
+            entries.entry(*id).or_insert((None, 0.0)).1 += params.dense_weight / (params.rrf_k + (i + 1) as f32);
+        }
+        let mut ranked: Vec<(ChunkId, (Option<usize>, f32))> = entries.into_iter().collect();
+        ranked.sort_by(|(ida, a), (idb, b)| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| a.0.unwrap_or(usize::MAX).cmp(&b.0.unwrap_or(usize::MAX)))
+                .then_with(|| ida.cmp(idb))
+        });
+        ranked.into_iter().map(|(id, (_, fused))| (id, fused)).collect()
+    }
+
+    #[test]
+    fn rrf_ranks_and_scores_as_the_two_list_fusion_did() {
+        let mut seed = 7u64;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for round in 0..200 {
+            let mut lexical: Vec<ChunkId> = (0..30).filter(|_| next(3) > 0).collect();
+            let mut dense: Vec<ChunkId> = (0..30).collect();
+            for list in [&mut lexical, &mut dense] {
+                for i in (1..list.len()).rev() {
+                    list.swap(i, next(i as u64 + 1) as usize);
+                }
+            }
+            if round % 4 == 0 {
+                // Mirrored lists tie every pair of chunks.
+                dense = lexical.iter().rev().copied().collect();
+            }
+            let params = Params { bm25_weight: [1.0, 0.5, 2.0][round % 3], ..Params::default() };
+            let fused = reciprocal_rank_fusion(
+                [(params.bm25_weight, lexical.iter().copied()), (params.dense_weight, dense.iter().copied())],
+                params.rrf_k,
+            );
+            assert_eq!(fused, reference(&lexical, &dense, &params), "round {round}");
+        }
     }
 }

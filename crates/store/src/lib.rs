@@ -13,6 +13,7 @@
 mod cache;
 #[cfg(test)]
 mod conformance;
+mod dense;
 mod embedded;
 mod filter;
 pub mod hybrid;

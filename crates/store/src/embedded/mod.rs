@@ -20,7 +20,6 @@ mod vectors;
 mod writer;
 
 pub use snapshot::EmbeddedSkillIndex;
-pub(crate) use vectors::dot_fn;
 
 use crate::{IndexMeta, IndexWriter, SkillIndex, Store, StoreError};
 use std::path::{Path, PathBuf};

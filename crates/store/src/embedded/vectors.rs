@@ -2,6 +2,7 @@
 //! exactly. A micro knowledge base is small (50k × 384 scans in a few milliseconds), and an
 //! exact scan has perfect recall and no index to keep consistent.
 
+use crate::dense::dot_fn;
 use crate::{Scored, StoreError};
 use skillrag_core::ChunkId;
 use std::io::Write;
@@ -72,41 +73,6 @@ impl Vectors {
     }
 }
 
-/// The fastest dot product this CPU supports: an AVX2+FMA build of the same loop when the CPU
-/// has it (the portable build only gets SSE2), chosen once per scan.
-pub fn dot_fn() -> fn(&[f32], &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            return |a, b| {
-                // SAFETY: the CPU supports AVX2 and FMA, checked just above.
-                unsafe { dot_avx2_fma(a, b) }
-            };
-        }
-    }
-    dot_portable
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_avx2_fma(a: &[f32], b: &[f32]) -> f32 {
-    dot_portable(a, b)
-}
-
-/// Sixteen independent accumulators so the compiler can keep two vector registers busy.
-#[inline(always)]
-fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ca.zip(cb) {
-        for k in 0..16 {
-            acc[k] = x[k].mul_add(y[k], acc[k]);
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
-
 fn read_f32s(path: &Path) -> Result<Vec<f32>, StoreError> {
     let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, e))?;
     if bytes.len() % 4 != 0 {
@@ -138,14 +104,5 @@ mod tests {
         let filtered = v.scan(&ids, &[0.0, 1.0], 5, |i| i != 1).unwrap();
         assert_eq!(filtered.iter().map(|s| s.id).collect::<Vec<_>>(), vec![12, 10]);
         assert!(v.scan(&ids, &[1.0], 1, |_| true).is_err());
-    }
-
-    #[test]
-    fn dot_matches_naive() {
-        let a: Vec<f32> = (0..385).map(|i| (i as f32).sin()).collect();
-        let b: Vec<f32> = (0..385).map(|i| (i as f32).cos()).collect();
-        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((dot_fn()(&a, &b) - naive).abs() < 1e-3);
-        assert!((dot_portable(&a, &b) - naive).abs() < 1e-3);
     }
 }

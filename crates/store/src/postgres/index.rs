@@ -245,10 +245,10 @@ impl SkillIndex for PgSkillIndex {
             Some(sources) => conn.query(&sql, &[&vector, &limit, sources]),
         }
         .map_err(|e| db_error(&self.context("vector search"), e))?;
-        // Scores are computed here with the embedded store's dot product, not taken from
+        // Scores are computed here with the dot product the embedded store uses, not taken from
         // pgvector (whose float sums round differently): both stores then score a chunk
         // bit for bit alike, and thresholds fitted on one hold on the other.
-        let dot = crate::embedded::dot_fn();
+        let dot = crate::dense::dot_fn();
         let mut out: Vec<Scored> = rows
             .iter()
             .map(|r| {
