@@ -10,7 +10,7 @@
 use crate::sse::Events;
 use crate::{ChatRequest, FinishReason, GenerateError, Generation, Generator, OnPiece};
 use serde_json::{json, Value};
-use skillrag_http::{clip, error_message};
+use skillrag_http::{clip, error_message, with_retries};
 use std::io::BufReader;
 use std::time::{Duration, Instant};
 
@@ -52,24 +52,14 @@ pub struct OpenAiGenerator {
     agent: ureq::Agent,
 }
 
-/// A failed attempt, and whether another one may help.
-enum Failure {
-    Retry { error: GenerateError, after: Option<Duration> },
-    Final(GenerateError),
-}
-
-/// The longest `Retry-After` honoured; a server asking for more is treated as down.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+type Failure = skillrag_http::Failure<GenerateError>;
 
 impl OpenAiGenerator {
     pub fn new(config: OpenAiConfig) -> Result<OpenAiGenerator, GenerateError> {
-        let base = config.base_url.trim_end_matches('/');
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(GenerateError::Unreachable {
-                url: base.to_string(),
-                message: "the LLM base URL must start with http:// or https://".into(),
-            });
-        }
+        let base = skillrag_http::check_url(&config.base_url, "LLM base").map_err(|e| match e {
+            skillrag_http::HttpError::Unreachable { url, message } => GenerateError::Unreachable { url, message },
+            other => GenerateError::Unreachable { url: config.base_url.clone(), message: other.to_string() },
+        })?;
         let endpoint = format!("{base}/chat/completions");
         let agent = skillrag_http::agent(config.connect_timeout, config.timeout);
         Ok(OpenAiGenerator { config, endpoint, agent })
@@ -109,11 +99,7 @@ impl OpenAiGenerator {
         if !(200..300).contains(&status) {
             let text = body.with_config().limit(64 * 1024).read_to_string().unwrap_or_default();
             let error = GenerateError::Status { url: url.clone(), status, message: error_message(&text) };
-            return Err(if status == 429 || status >= 500 {
-                Failure::Retry { error, after: retry_after }
-            } else {
-                Failure::Final(error)
-            });
+            return Err(Failure::of_status(status, error, retry_after));
         }
         if !is_stream {
             let text = body
@@ -221,26 +207,18 @@ impl OpenAiGenerator {
     }
 
     fn transport_failure(&self, error: ureq::Error) -> Failure {
-        let url = self.endpoint.clone();
-        match error {
-            ureq::Error::Timeout(_) => Failure::Retry {
-                error: GenerateError::Timeout { url, seconds: self.config.timeout.as_secs() },
-                after: None,
-            },
-            ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
-                Failure::Retry { error: GenerateError::Unreachable { url, message: error.to_string() }, after: None }
-            }
-            other => Failure::Final(GenerateError::Unreachable { url, message: other.to_string() }),
-        }
+        Failure::of_transport(
+            error,
+            || GenerateError::Timeout { url: self.endpoint.clone(), seconds: self.config.timeout.as_secs() },
+            |message| GenerateError::Unreachable { url: self.endpoint.clone(), message },
+        )
     }
 
     /// A read error in the body: a stall is a timeout; anything else a broken connection.
     /// Retried only when nothing was handed out yet.
     fn read_failure(&self, error: std::io::Error, received: usize) -> Failure {
         let url = self.endpoint.clone();
-        let timed_out = matches!(error.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock)
-            || error.get_ref().is_some_and(|inner| inner.to_string().contains("timeout"));
-        let error = if timed_out && received == 0 {
+        let error = if skillrag_http::is_timeout(&error) && received == 0 {
             GenerateError::Timeout { url, seconds: self.config.timeout.as_secs() }
         } else {
             GenerateError::Interrupted { url, received, message: error.to_string() }
@@ -260,22 +238,7 @@ impl Generator for OpenAiGenerator {
 
     fn generate(&self, request: &ChatRequest, on_piece: OnPiece<'_>) -> Result<Generation, GenerateError> {
         let body = self.body(request);
-        let mut wait = self.config.backoff;
-        let mut attempt = 0;
-        loop {
-            match self.attempt(&body, on_piece) {
-                Ok(g) => return Ok(g),
-                Err(Failure::Final(e)) => return Err(e),
-                Err(Failure::Retry { error, after }) => {
-                    if attempt >= self.config.retries || after.is_some_and(|a| a > MAX_RETRY_AFTER) {
-                        return Err(error);
-                    }
-                    attempt += 1;
-                    std::thread::sleep(after.unwrap_or(wait));
-                    wait *= 2;
-                }
-            }
-        }
+        with_retries(self.config.retries, self.config.backoff, || self.attempt(&body, &mut *on_piece))
     }
 }
 

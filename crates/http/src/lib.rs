@@ -71,9 +71,75 @@ impl std::fmt::Debug for JsonClient {
 }
 
 /// A failed attempt, and whether another one may help.
-enum Failure {
-    Retry { error: HttpError, after: Option<Duration> },
-    Final(HttpError),
+#[derive(Debug)]
+pub enum Failure<E> {
+    /// Transient (connection, timeout, 429, 5xx); `after` is the wait the server asked for.
+    Retry {
+        error: E,
+        after: Option<Duration>,
+    },
+    Final(E),
+}
+
+impl<E> Failure<E> {
+    /// An HTTP error status: 429 and 5xx are worth another attempt, any other is final.
+    pub fn of_status(status: u16, error: E, retry_after: Option<Duration>) -> Failure<E> {
+        if status == 429 || status >= 500 {
+            Failure::Retry { error, after: retry_after }
+        } else {
+            Failure::Final(error)
+        }
+    }
+
+    /// A request that got no response: a timeout or a failed connection is worth another
+    /// attempt, anything else (a bad URL, TLS…) is final. `unreachable` gets ureq's message.
+    pub fn of_transport(
+        error: ureq::Error,
+        timeout: impl FnOnce() -> E,
+        unreachable: impl FnOnce(String) -> E,
+    ) -> Self {
+        match error {
+            ureq::Error::Timeout(_) => Failure::Retry { error: timeout(), after: None },
+            ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+                Failure::Retry { error: unreachable(error.to_string()), after: None }
+            }
+            other => Failure::Final(unreachable(other.to_string())),
+        }
+    }
+}
+
+/// Runs `attempt` until it succeeds, fails for good, or `retries` further attempts failed too.
+/// The first retry waits `backoff`, each next one twice as long; a server's `Retry-After`
+/// replaces the wait, and one beyond [`MAX_RETRY_AFTER`] ends the retries (the server is
+/// treated as unavailable).
+pub fn with_retries<T, E>(
+    retries: u32,
+    backoff: Duration,
+    mut attempt: impl FnMut() -> Result<T, Failure<E>>,
+) -> Result<T, E> {
+    let mut wait = backoff;
+    let mut tries = 0;
+    loop {
+        match attempt() {
+            Ok(v) => return Ok(v),
+            Err(Failure::Final(e)) => return Err(e),
+            Err(Failure::Retry { error, after }) => {
+                if tries >= retries || after.is_some_and(|a| a > MAX_RETRY_AFTER) {
+                    return Err(error);
+                }
+                tries += 1;
+                std::thread::sleep(after.unwrap_or(wait));
+                wait = wait.saturating_mul(2);
+            }
+        }
+    }
+}
+
+/// Whether a read error means the server went silent (ureq reports its per-read timeout
+/// either as the I/O error kind or as a wrapped error that says "timeout").
+pub fn is_timeout(error: &std::io::Error) -> bool {
+    matches!(error.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock)
+        || error.get_ref().is_some_and(|inner| inner.to_string().contains("timeout"))
 }
 
 /// Checks that `url` is an http(s) URL; returns it without a trailing slash.
@@ -114,25 +180,10 @@ impl JsonClient {
 
     /// POSTs `body` to `url` and parses the JSON answer, retrying transient failures.
     pub fn post_json(&self, url: &str, body: &Value) -> Result<Value, HttpError> {
-        let mut wait = self.config.backoff;
-        let mut attempt = 0;
-        loop {
-            match self.attempt(url, body) {
-                Ok(v) => return Ok(v),
-                Err(Failure::Final(e)) => return Err(e),
-                Err(Failure::Retry { error, after }) => {
-                    if attempt >= self.config.retries || after.is_some_and(|a| a > MAX_RETRY_AFTER) {
-                        return Err(error);
-                    }
-                    attempt += 1;
-                    std::thread::sleep(after.unwrap_or(wait));
-                    wait = wait.saturating_mul(2);
-                }
-            }
-        }
+        with_retries(self.config.retries, self.config.backoff, || self.attempt(url, body))
     }
 
-    fn attempt(&self, url: &str, body: &Value) -> Result<Value, Failure> {
+    fn attempt(&self, url: &str, body: &Value) -> Result<Value, Failure<HttpError>> {
         let mut call = self.agent.post(url).header("Accept", "application/json");
         if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
             call = call.header("Authorization", &format!("Bearer {key}"));
@@ -145,11 +196,7 @@ impl JsonClient {
         if !(200..300).contains(&status) {
             let error =
                 HttpError::Status { url: url.to_string(), status, message: error_message(&text.unwrap_or_default()) };
-            return Err(if status == 429 || status >= 500 {
-                Failure::Retry { error, after: retry_after }
-            } else {
-                Failure::Final(error)
-            });
+            return Err(Failure::of_status(status, error, retry_after));
         }
         let text = text.map_err(|e| self.read_failure(url, e.into_io()))?;
         serde_json::from_str(&text).map_err(|e| {
@@ -160,24 +207,17 @@ impl JsonClient {
         })
     }
 
-    fn transport_failure(&self, url: &str, error: ureq::Error) -> Failure {
-        let url = url.to_string();
-        match error {
-            ureq::Error::Timeout(_) => {
-                Failure::Retry { error: HttpError::Timeout { url, seconds: self.timeout_secs() }, after: None }
-            }
-            ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
-                Failure::Retry { error: HttpError::Unreachable { url, message: error.to_string() }, after: None }
-            }
-            other => Failure::Final(HttpError::Unreachable { url, message: other.to_string() }),
-        }
+    fn transport_failure(&self, url: &str, error: ureq::Error) -> Failure<HttpError> {
+        Failure::of_transport(
+            error,
+            || HttpError::Timeout { url: url.to_string(), seconds: self.timeout_secs() },
+            |message| HttpError::Unreachable { url: url.to_string(), message },
+        )
     }
 
-    fn read_failure(&self, url: &str, error: std::io::Error) -> Failure {
+    fn read_failure(&self, url: &str, error: std::io::Error) -> Failure<HttpError> {
         let url = url.to_string();
-        let timed_out = matches!(error.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock)
-            || error.get_ref().is_some_and(|inner| inner.to_string().contains("timeout"));
-        let error = if timed_out {
+        let error = if is_timeout(&error) {
             HttpError::Timeout { url, seconds: self.timeout_secs() }
         } else {
             HttpError::Protocol { url, message: format!("the body could not be read: {error}") }
@@ -284,6 +324,36 @@ mod tests {
         let err = client(3).post_json(&server.url("/x"), &json!({})).unwrap_err();
         assert!(matches!(err, HttpError::Protocol { .. }), "{err}");
         assert!(format!("{:?}", client(0)).find("sk-secret").is_none());
+    }
+
+    #[test]
+    fn with_retries_stops_at_success_final_or_the_last_retry() {
+        let run = |failures: Vec<Failure<u32>>, retries| {
+            let mut failures = failures.into_iter();
+            let mut calls = 0;
+            let result = with_retries(retries, Duration::from_millis(1), || {
+                calls += 1;
+                failures.next().map_or(Ok("ok"), Err)
+            });
+            (result, calls)
+        };
+        let retry = |e| Failure::Retry { error: e, after: None };
+        assert_eq!(run(vec![retry(1), retry(2)], 2), (Ok("ok"), 3));
+        assert_eq!(run(vec![retry(1), retry(2)], 1), (Err(2), 2));
+        assert_eq!(run(vec![retry(1), Failure::Final(2), retry(3)], 5), (Err(2), 2));
+        let too_long = Failure::Retry { error: 9, after: Some(MAX_RETRY_AFTER + Duration::from_secs(1)) };
+        assert_eq!(run(vec![too_long], 5), (Err(9), 1));
+        // The doubling wait saturates instead of overflowing.
+        let mut calls = 0;
+        let slow = with_retries(1, Duration::MAX, || {
+            calls += 1;
+            if calls == 1 {
+                Err(Failure::Retry { error: 0, after: Some(Duration::ZERO) })
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!(slow, Ok(2));
     }
 
     #[test]
