@@ -10,6 +10,7 @@
 
 mod bert;
 mod model_dir;
+pub mod model_folder;
 mod openai;
 
 pub use bert::BertEmbedder;
@@ -39,6 +40,8 @@ pub struct Embedding {
 pub enum EmbedError {
     #[error("embedding model folder {path}: {message}")]
     ModelDir { path: String, message: String },
+    #[error(transparent)]
+    Folder(#[from] model_folder::ModelFolderError),
     #[error("tokenizer: {0}")]
     Tokenizer(String),
     #[error("model inference: {0}")]

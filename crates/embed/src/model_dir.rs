@@ -1,5 +1,6 @@
 //! Reading a Hugging Face / sentence-transformers model folder.
 
+use crate::model_folder::{FolderSpec, ModelFiles};
 use crate::EmbedError;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -59,24 +60,18 @@ struct ModelConfigHead {
 }
 
 impl ModelDir {
+    /// What an embedding model folder must hold.
+    pub const FOLDER: FolderSpec = FolderSpec {
+        what: "embedding model folder",
+        fix: "set SKILLRAG_EMBED_MODEL to a model folder, or `none`",
+        weights: &["model.safetensors", "pytorch_model.bin"],
+    };
+
     /// Reads the folder. Prefixes default to the model's own `prompts` (query / document) in
     /// `config_sentence_transformers.json`; `None` arguments keep them, `Some` overrides.
     pub fn open(path: &Path, query_prefix: Option<&str>, passage_prefix: Option<&str>) -> Result<ModelDir, EmbedError> {
         let err = |message: String| EmbedError::ModelDir { path: path.display().to_string(), message };
-        if !path.is_dir() {
-            return Err(err("not a folder (set SKILLRAG_EMBED_MODEL to a model folder, or `none`)".into()));
-        }
-        let config_json = std::fs::read_to_string(path.join("config.json"))
-            .map_err(|e| err(format!("cannot read config.json: {e}")))?;
-        let tokenizer_json = path.join("tokenizer.json");
-        if !tokenizer_json.is_file() {
-            return Err(err("tokenizer.json is missing".into()));
-        }
-        let weights = ["model.safetensors", "pytorch_model.bin"]
-            .iter()
-            .map(|f| path.join(f))
-            .find(|p| p.is_file())
-            .ok_or_else(|| err("no model.safetensors or pytorch_model.bin".into()))?;
+        let ModelFiles { config_json, tokenizer_json, weights } = ModelDir::FOLDER.check(path)?;
 
         let pooling = match std::fs::read_to_string(path.join("1_Pooling/config.json")) {
             Ok(text) => {

@@ -5,6 +5,7 @@ use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{Linear, VarBuilder};
 use candle_transformers::models::{bert, xlm_roberta};
 use serde::Deserialize;
+use skillrag_embed::model_folder::{FolderSpec, ModelFiles};
 use std::path::Path;
 use tokenizers::{EncodeInput, Encoding, Tokenizer, TruncationParams, TruncationStrategy};
 
@@ -56,22 +57,17 @@ struct Head {
 }
 
 impl CrossEncoder {
+    /// What a cross-encoder folder must hold.
+    pub const FOLDER: FolderSpec = FolderSpec {
+        what: "reranker model folder",
+        fix: "set [rerank] model / SKILLRAG_RERANK_MODEL to a cross-encoder folder",
+        weights: &["model.safetensors"],
+    };
+
     /// Loads the cross-encoder in `path`.
     pub fn open(path: &Path) -> Result<CrossEncoder, RerankError> {
         let err = |message: String| RerankError::ModelDir { path: path.display().to_string(), message };
-        if !path.is_dir() {
-            return Err(err("not a folder (set [rerank] model to a cross-encoder folder)".into()));
-        }
-        let config_json = std::fs::read_to_string(path.join("config.json"))
-            .map_err(|e| err(format!("cannot read config.json: {e}")))?;
-        let tokenizer_path = path.join("tokenizer.json");
-        if !tokenizer_path.is_file() {
-            return Err(err("tokenizer.json is missing".into()));
-        }
-        let weights = path.join("model.safetensors");
-        if !weights.is_file() {
-            return Err(err("model.safetensors is missing".into()));
-        }
+        let ModelFiles { config_json, tokenizer_json, weights } = CrossEncoder::FOLDER.check(path)?;
         let head: Head = serde_json::from_str(&config_json).map_err(|e| err(format!("config.json: {e}")))?;
         if !head.architectures.is_empty()
             && !head.architectures.iter().any(|a| a.ends_with("ForSequenceClassification"))
@@ -126,7 +122,7 @@ impl CrossEncoder {
             }
         };
 
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| RerankError::Tokenizer(e.to_string()))?;
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_json).map_err(|e| RerankError::Tokenizer(e.to_string()))?;
         // XLM-RoBERTa offsets positions by the padding index: 514 positions hold 512 tokens.
         let max_length =
             head.max_position_embeddings.map_or(MAX_TOKENS, |p| p.saturating_sub(2).max(16)).min(MAX_TOKENS);
@@ -142,7 +138,7 @@ impl CrossEncoder {
             .pad_token_id
             .or_else(|| ["[PAD]", "<pad>"].iter().find_map(|t| tokenizer.token_to_id(t)))
             .unwrap_or(default_pad);
-        let model_id = model_id(path, &config_json, &tokenizer_path, &weights).map_err(|e| err(e.to_string()))?;
+        let model_id = model_id(path, &config_json, &tokenizer_json, &weights).map_err(|e| err(e.to_string()))?;
         Ok(CrossEncoder {
             classifier,
             tokenizer,

@@ -25,6 +25,8 @@ pub use skillrag_http::{HttpConfig, HttpError};
 pub enum RerankError {
     #[error("reranker model folder {path}: {message}")]
     ModelDir { path: String, message: String },
+    #[error(transparent)]
+    Folder(#[from] skillrag_embed::model_folder::ModelFolderError),
     #[error("reranker tokenizer: {0}")]
     Tokenizer(String),
     #[error("reranker inference: {0}")]
