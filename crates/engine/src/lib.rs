@@ -1,26 +1,27 @@
 //! A skillrag project and what can be done with it: index its skills (load → chunk → embed →
 //! store) and retrieve from them. The CLI and the servers are thin layers over [`Engine`].
 
+mod backends;
 mod chunking;
 pub mod config;
 mod index;
 mod migrate;
-mod models;
 mod search;
 mod status;
 pub mod watch;
 
+pub use backends::{open_generator, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VAR, RERANK_API_KEY_VAR};
 pub use config::Config;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
-pub use models::{EMBED_API_KEY_VAR, RERANK_API_KEY_VAR};
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
 pub use status::{Freshness, SkillStatus, SourceInfo};
 
-use skillrag_embed::{BertEmbedder, Embedder, ModelDir, OpenAiEmbedder};
-use skillrag_rerank::Reranker;
+use skillrag_embed::{EmbedError, Embedder};
+use skillrag_generate::{GenerateError, Generator};
+use skillrag_rerank::{RerankError, Reranker};
 use skillrag_skill::{Discovery, Skill};
-use skillrag_store::{is_postgres_url, EmbeddedStore, PostgresStore, SkillIndex, Store, StoreError};
+use skillrag_store::{SkillIndex, Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -41,6 +42,9 @@ pub enum EngineError {
     Embed(skillrag_embed::EmbedError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The reranker could not be loaded; shared, since the engine keeps the failure.
+    #[error(transparent)]
+    Rerank(Arc<RerankError>),
     #[error("{0}")]
     Invalid(String),
     #[error("another `skillrag index` is running in this project ({0}); wait for it to finish")]
@@ -108,17 +112,8 @@ pub struct ModelIdentity {
 /// An opened generation of a skill's index, with its generation number.
 type OpenIndex = (u64, Arc<dyn SkillIndex>);
 
-/// Opens the store that `spec` (the `store` setting) names: `embedded` (the project's
-/// `.skillrag/index`) or a `postgres://` URL.
-pub fn open_store(spec: &str, project: &Project) -> Result<Arc<dyn Store>, EngineError> {
-    match spec.trim() {
-        "embedded" | "" => Ok(Arc::new(EmbeddedStore::new(project.state_dir().join("index")))),
-        url if is_postgres_url(url) => Ok(Arc::new(PostgresStore::connect(url)?)),
-        other => Err(EngineError::Invalid(format!(
-            "store `{other}` is not supported: use `embedded` or a PostgreSQL URL (postgres://user@host:5432/db)"
-        ))),
-    }
-}
+/// The reranker once loaded: `Ok(None)` when none is configured; a failure is kept (and shared).
+type LoadedReranker = Result<Option<Arc<dyn Reranker>>, Arc<RerankError>>;
 
 /// A project ready to index and search.
 pub struct Engine {
@@ -126,9 +121,9 @@ pub struct Engine {
     pub discovery: Discovery,
     store: Arc<dyn Store>,
     model: Option<ModelIdentity>,
-    embedder: OnceLock<Result<Arc<dyn Embedder>, String>>,
+    embedder: OnceLock<Result<Arc<dyn Embedder>, Arc<EmbedError>>>,
     /// The reranker (`[rerank]`), loaded on first use; `Ok(None)` when none is configured.
-    reranker: OnceLock<Result<Option<Arc<dyn Reranker>>, String>>,
+    reranker: OnceLock<LoadedReranker>,
     indexes: Mutex<HashMap<String, OpenIndex>>,
     /// Presets and summaries from `[index]`, checked once when the engine opens.
     chunking: chunking::Chunking,
@@ -142,29 +137,10 @@ impl Engine {
     pub fn open(project: Project) -> Result<Engine, EngineError> {
         let discovery = skillrag_skill::discover(&project.config.skill_roots(&project.root));
         let store = open_store(&project.config.store, &project)?;
-        models::check_rerank(&project.config, &project.root)?;
-        let embedder = OnceLock::new();
-        let model = match (models::remote_embed_config(&project.config), project.config.embed_model_path(&project.root))
-        {
-            (Some(remote), _) => {
-                let (identity, probed) = models::identify_remote(&project, remote)?;
-                if let Some(e) = probed {
-                    let _ = embedder.set(Ok(e));
-                }
-                Some(identity)
-            }
-            (None, None) => None,
-            (None, Some(path)) => {
-                let dir = ModelDir::open(
-                    &path,
-                    project.config.embed.query_prefix.as_deref(),
-                    project.config.embed.passage_prefix.as_deref(),
-                )?;
-                let dim = dir.dim().ok_or_else(|| {
-                    EngineError::Invalid(format!("{}: config.json has no hidden_size", path.display()))
-                })?;
-                Some(ModelIdentity { id: dir.model_id()?, dim, path })
-            }
+        backends::check_rerank(&project.config, &project.root)?;
+        let (model, embedder) = match backends::identify_embedder(&project)? {
+            None => (None, OnceLock::new()),
+            Some(m) => (Some(m.identity), m.probed.map_or_else(OnceLock::new, |e| OnceLock::from(Ok(e)))),
         };
         let chunking = chunking::Chunking::new(&project.config.index)?;
         let mut engine = Engine {
@@ -224,10 +200,19 @@ impl Engine {
         self
     }
 
-    /// The reranker, loaded on first use; `Ok(None)` when none is configured, `Err` (a message)
-    /// when it cannot be loaded — which search reports as a notice, keeping the fused order.
-    pub fn reranker(&self) -> Result<Option<Arc<dyn Reranker>>, String> {
-        self.reranker.get_or_init(|| models::open_reranker(&self.project.config, &self.project.root)).clone()
+    /// The reranker, loaded on first use; `Ok(None)` when none is configured, `Err` when it
+    /// cannot be loaded — which search reports as a notice, keeping the fused order.
+    pub fn reranker(&self) -> Result<Option<Arc<dyn Reranker>>, EngineError> {
+        let loaded = self
+            .reranker
+            .get_or_init(|| backends::open_reranker(&self.project.config, &self.project.root).map_err(Arc::new));
+        loaded.clone().map_err(EngineError::Rerank)
+    }
+
+    /// Opens the configured LLM (`[llm]`); `None` when none is configured. Each call loads it
+    /// anew: callers keep the one they use.
+    pub fn open_generator(&self) -> Result<Option<Arc<dyn Generator>>, GenerateError> {
+        open_generator(&self.project)
     }
 
     pub fn model(&self) -> Option<&ModelIdentity> {
@@ -241,19 +226,10 @@ impl Engine {
     /// The embedder, loaded on first use; `None` when the project is lexical-only.
     pub fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>, EngineError> {
         let Some(model) = &self.model else { return Ok(None) };
-        let loaded = self.embedder.get_or_init(|| {
-            let c = &self.project.config.embed;
-            if let Some(remote) = models::remote_embed_config(&self.project.config) {
-                return OpenAiEmbedder::new(remote, Some(model.dim))
-                    .map(|e| Arc::new(e) as Arc<dyn Embedder>)
-                    .map_err(|e| e.to_string());
-            }
-            BertEmbedder::open(&model.path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())
-                .map(|e| Arc::new(e) as Arc<dyn Embedder>)
-                .map_err(|e| e.to_string())
-        });
+        let loaded = self.embedder.get_or_init(|| backends::open_embedder(&self.project, model).map_err(Arc::new));
         match loaded {
             Ok(e) => Ok(Some(e.clone())),
+            // `Invalid` as before (the server answers it with 400), not `Embed`.
             Err(e) => Err(EngineError::Invalid(format!("embedding model: {e}"))),
         }
     }

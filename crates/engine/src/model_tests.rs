@@ -1,6 +1,7 @@
 //! The remote embedding model and the rerank stage, against scripted loopback servers.
 
 use super::*;
+use skillrag_embed::OpenAiEmbedder;
 use skillrag_http::scripted::{serve, Reply, Request, Server};
 use skillrag_rerank::RerankError;
 use std::fs;
@@ -289,4 +290,16 @@ fn bad_rerank_settings_are_errors_at_open() {
         "{:?}",
         result.skills
     );
+}
+
+#[test]
+fn the_llm_opens_from_the_backend_factory() {
+    let generator = |config: &str| open(project(config).path()).unwrap().open_generator();
+    assert!(generator("").unwrap().is_none(), "no [llm]: extractive answers");
+    let api = generator("[llm]\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodel = \"m\"\n").unwrap().unwrap();
+    assert_eq!(api.describe(), "openai:m@http://127.0.0.1:9/v1");
+    let err = generator("[llm]\nbase_url = \"localhost:9\"\n").err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("must start with http://"), "{err}");
+    let err = generator("[llm]\ngguf = \"no/such.gguf\"\n").err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("such.gguf"), "{err}");
 }

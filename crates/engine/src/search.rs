@@ -249,14 +249,14 @@ fn passage(hit: &Hit) -> String {
 /// with an error leaves the fused order, with a notice on each skill it concerned.
 fn rerank_hits(
     query: &str,
-    reranker: Result<std::sync::Arc<dyn skillrag_rerank::Reranker>, String>,
+    reranker: Result<std::sync::Arc<dyn skillrag_rerank::Reranker>, EngineError>,
     candidates: usize,
     hits: &mut [Hit],
     reports: &mut [SkillSearch],
 ) -> RerankReport {
     let n = candidates.min(hits.len());
     let (model, scores) = match reranker {
-        Err(e) => ("unavailable".to_string(), Err(e)),
+        Err(e) => ("unavailable".to_string(), Err(e.to_string())),
         Ok(r) if n == 0 => (r.model_id().to_string(), Ok(Vec::new())),
         Ok(r) => {
             let texts: Vec<String> = hits[..n].iter().map(passage).collect();

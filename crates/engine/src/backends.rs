@@ -1,0 +1,203 @@
+//! The one place that builds the backends a project configures: the store (`store`), the
+//! embedding model (`[embed]`, local folder or API), the reranker (`[rerank]`, local
+//! cross-encoder or API) and the LLM (`[llm]`, API or local GGUF). API keys come from the
+//! environment only, never from a file.
+
+use crate::config::Config;
+use crate::{EngineError, ModelIdentity, Project};
+use skillrag_embed::{BertEmbedder, EmbedError, Embedder, HttpConfig, ModelDir, OpenAiEmbedConfig, OpenAiEmbedder};
+use skillrag_generate::gguf::{GgufGenerator, GgufOptions};
+use skillrag_generate::openai::{OpenAiConfig, OpenAiGenerator};
+use skillrag_generate::{GenerateError, Generator};
+use skillrag_rerank::{CrossEncoder, HttpRerankConfig, HttpReranker, RerankApi, RerankError, Reranker};
+use skillrag_store::{is_postgres_url, EmbeddedStore, PostgresStore, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The embeddings API key's environment variable.
+pub const EMBED_API_KEY_VAR: &str = "SKILLRAG_EMBED_API_KEY";
+/// The rerank API key's environment variable.
+pub const RERANK_API_KEY_VAR: &str = "SKILLRAG_RERANK_API_KEY";
+/// The LLM API key's environment variable.
+pub const LLM_API_KEY_VAR: &str = "SKILLRAG_LLM_API_KEY";
+
+fn api_key(var: &str) -> Option<String> {
+    std::env::var(var).ok().filter(|k| !k.trim().is_empty())
+}
+
+/// Opens the store that `spec` (the `store` setting) names: `embedded` (the project's
+/// `.skillrag/index`) or a `postgres://` URL.
+pub fn open_store(spec: &str, project: &Project) -> Result<Arc<dyn Store>, EngineError> {
+    match spec.trim() {
+        "embedded" | "" => Ok(Arc::new(EmbeddedStore::new(project.state_dir().join("index")))),
+        url if is_postgres_url(url) => Ok(Arc::new(PostgresStore::connect(url)?)),
+        other => Err(EngineError::Invalid(format!(
+            "store `{other}` is not supported: use `embedded` or a PostgreSQL URL (postgres://user@host:5432/db)"
+        ))),
+    }
+}
+
+/// The configured embedding model, identified without loading its weights.
+pub(crate) struct IdentifiedModel {
+    pub identity: ModelIdentity,
+    /// The client a remote model's dimension was asked with, ready to use.
+    pub probed: Option<Arc<dyn Embedder>>,
+}
+
+/// Identifies the configured embedding model; `None` when the project is lexical-only.
+pub(crate) fn identify_embedder(project: &Project) -> Result<Option<IdentifiedModel>, EngineError> {
+    if let Some(remote) = remote_embed_config(&project.config) {
+        return identify_remote(project, remote).map(Some);
+    }
+    let Some(path) = project.config.embed_model_path(&project.root) else { return Ok(None) };
+    let c = &project.config.embed;
+    let dir = ModelDir::open(&path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())?;
+    let dim =
+        dir.dim().ok_or_else(|| EngineError::Invalid(format!("{}: config.json has no hidden_size", path.display())))?;
+    Ok(Some(IdentifiedModel { identity: ModelIdentity { id: dir.model_id()?, dim, path }, probed: None }))
+}
+
+/// Loads the embedding model `model` identifies (see [`identify_embedder`]).
+pub(crate) fn open_embedder(project: &Project, model: &ModelIdentity) -> Result<Arc<dyn Embedder>, EmbedError> {
+    if let Some(remote) = remote_embed_config(&project.config) {
+        return Ok(Arc::new(OpenAiEmbedder::new(remote, Some(model.dim))?));
+    }
+    let c = &project.config.embed;
+    Ok(Arc::new(BertEmbedder::open(&model.path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())?))
+}
+
+/// The embeddings API client settings, when `[embed] base_url` is set.
+fn remote_embed_config(config: &Config) -> Option<OpenAiEmbedConfig> {
+    let e = &config.embed;
+    if e.base_url.trim().is_empty() {
+        return None;
+    }
+    let mut c = OpenAiEmbedConfig::new(&e.base_url, &e.model);
+    c.batch = e.batch.max(1);
+    c.query_prefix = e.query_prefix.clone().unwrap_or_default();
+    c.passage_prefix = e.passage_prefix.clone().unwrap_or_default();
+    c.query_input_type = e.query_input_type.clone().unwrap_or_default();
+    c.passage_input_type = e.passage_input_type.clone().unwrap_or_default();
+    c.http = HttpConfig {
+        timeout: Duration::from_secs(e.timeout_secs.max(1)),
+        retries: e.retries,
+        api_key: api_key(EMBED_API_KEY_VAR),
+        ..HttpConfig::default()
+    };
+    Some(c)
+}
+
+/// Where the dimensions asked of embedding servers are remembered, by model id.
+fn dims_file(project: &Project) -> PathBuf {
+    project.state_dir().join("cache/embed-dims.json")
+}
+
+fn remembered_dim(project: &Project, id: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(dims_file(project)).ok()?;
+    let dims: BTreeMap<String, usize> = serde_json::from_str(&text).ok()?;
+    dims.get(id).copied().filter(|&d| d > 0)
+}
+
+fn remember_dim(project: &Project, id: &str, dim: usize) {
+    let path = dims_file(project);
+    let mut dims: BTreeMap<String, usize> =
+        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    dims.insert(id.to_string(), dim);
+    // Best effort: without it, the next start asks the server again.
+    if let (Some(dir), Ok(text)) = (path.parent(), serde_json::to_string_pretty(&dims)) {
+        let _ = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, text));
+    }
+}
+
+/// The identity of the remote embedding model: its id is known from the settings; its dimension
+/// from `[embed] dim`, else from an earlier answer of the same server and model, else from one
+/// probe request now (whose client is returned, ready to use).
+fn identify_remote(project: &Project, config: OpenAiEmbedConfig) -> Result<IdentifiedModel, EngineError> {
+    if config.model.is_empty() || config.model.eq_ignore_ascii_case("none") {
+        return Err(EngineError::Invalid(format!(
+            "[embed] base_url = {} needs [embed] model (SKILLRAG_EMBED_MODEL): the model name the API serves",
+            config.base_url
+        )));
+    }
+    let id = config.model_id();
+    let configured = project.config.embed.dim;
+    let known = if configured > 0 { Some(configured) } else { remembered_dim(project, &id) };
+    if let Some(dim) = known {
+        return Ok(IdentifiedModel { identity: ModelIdentity { id, dim, path: PathBuf::new() }, probed: None });
+    }
+    let embedder = OpenAiEmbedder::new(config, None).map_err(|e| {
+        EngineError::Invalid(format!(
+            "embedding model: {e} (the vector size is asked of the server once and remembered; set [embed] dim / \
+             SKILLRAG_EMBED_DIM to open without asking)"
+        ))
+    })?;
+    let dim = embedder.dim();
+    remember_dim(project, &id, dim);
+    Ok(IdentifiedModel { identity: ModelIdentity { id, dim, path: PathBuf::new() }, probed: Some(Arc::new(embedder)) })
+}
+
+/// Checks the `[rerank]` settings without loading anything (bad settings are errors at open;
+/// a model folder that does not load is reported when the reranker is first used).
+pub(crate) fn check_rerank(config: &Config, root: &Path) -> Result<(), EngineError> {
+    let r = &config.rerank;
+    if !r.url.trim().is_empty() {
+        if RerankApi::parse(&r.api).is_none() {
+            return Err(EngineError::Invalid(format!(
+                "[rerank] api = `{}` is not supported: use `tei` or `jina` (SKILLRAG_RERANK_API)",
+                r.api
+            )));
+        }
+        skillrag_http::check_url(&r.url, "[rerank]").map_err(|e| EngineError::Invalid(e.to_string()))?;
+    } else if let Some(path) = config.rerank_model_path(root) {
+        CrossEncoder::FOLDER.check_config(&path).map_err(|e| EngineError::Invalid(e.to_string()))?;
+    }
+    if (!r.url.trim().is_empty() || config.rerank_model_path(root).is_some()) && r.candidates == 0 {
+        return Err(EngineError::Invalid("[rerank] candidates must be at least 1".into()));
+    }
+    Ok(())
+}
+
+/// Opens the configured reranker; `None` when none is configured.
+pub(crate) fn open_reranker(config: &Config, root: &Path) -> Result<Option<Arc<dyn Reranker>>, RerankError> {
+    let r = &config.rerank;
+    if !r.url.trim().is_empty() {
+        let api = RerankApi::parse(&r.api)
+            .ok_or_else(|| RerankError::Config(format!("[rerank] api = `{}` is not supported", r.api)))?;
+        let mut c = HttpRerankConfig::new(&r.url, api);
+        c.model = r.model.trim().to_string();
+        c.http = HttpConfig {
+            timeout: Duration::from_secs(r.timeout_secs.max(1)),
+            retries: r.retries,
+            api_key: api_key(RERANK_API_KEY_VAR),
+            ..HttpConfig::default()
+        };
+        return Ok(Some(Arc::new(HttpReranker::new(c)?)));
+    }
+    match config.rerank_model_path(root) {
+        None => Ok(None),
+        Some(path) => Ok(Some(Arc::new(CrossEncoder::open(&path)?))),
+    }
+}
+
+/// Opens the configured LLM (`[llm]`): an OpenAI-compatible API when `base_url` is set, else a
+/// local GGUF file when `gguf` is set, else none (extractive answers).
+pub fn open_generator(project: &Project) -> Result<Option<Arc<dyn Generator>>, GenerateError> {
+    let config = &project.config.llm;
+    let base_url = config.base_url.trim();
+    if !base_url.is_empty() {
+        let mut c = OpenAiConfig::new(base_url, config.model.trim());
+        c.api_key = api_key(LLM_API_KEY_VAR);
+        c.timeout = Duration::from_secs(config.timeout_secs.max(1));
+        c.retries = config.retries;
+        return Ok(Some(Arc::new(OpenAiGenerator::new(c)?)));
+    }
+    let Some(path) = project.config.llm_gguf_path(&project.root) else { return Ok(None) };
+    let options = GgufOptions {
+        // The faster requantized copy lives with the project's other caches.
+        cache_dir: Some(project.state_dir().join("cache/llm")),
+        seed: 0,
+    };
+    Ok(Some(Arc::new(GgufGenerator::open(&path, options)?)))
+}
