@@ -10,7 +10,7 @@ use html5ever::tendril::TendrilSink;
 use html5ever::{parse_document, ParseOpts};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
-use super::docx::{clean_inline, normalize_text, render_blocks, Block, Cell, TableBuilder};
+use super::markdown::{clean_inline, normalize_text, render_blocks, Block, Cell, TableBuilder};
 use super::Extracted;
 
 pub fn extract_html(text: &str) -> Extracted {

@@ -7,6 +7,7 @@
 mod docx;
 mod faq;
 mod html;
+mod markdown;
 mod pdf;
 
 pub use docx::extract_docx;
