@@ -5,7 +5,7 @@ LangChain's RecursiveCharacterTextSplitter (500/80) → sentence-transformers al
 one Chroma collection per skill. Dispatcher: cosine between the question and each skill's
 "name + keywords"; below 0.35 → out_of_scope. Retrieval: dense top-3 in the chosen skill; a best
 similarity below 0.35 → not_found. No gate: every question is routed. Writes one answer per line
-in skillrag's JSON answer format (DESIGN.md §6), so the same scorer reads both.
+in skillrag's JSON answer format (docs/design.md §6), so the same scorer reads both.
 
 Usage: python3 seed_pipeline.py BENCH_DIR OUT.jsonl   (needs bench/peer/requirements.txt)
 """

@@ -1,4 +1,4 @@
-//! The LLM-assisted steps of the ask path (DESIGN.md §4.3–4.6), each optional (`[llm]`) and
+//! The LLM-assisted steps of the ask path (docs/design.md §4.3–4.6), each optional (`[llm]`) and
 //! cached in `<state>/cache/llm-assist.jsonl`:
 //!
 //! - `rewrite`: a follow-up ("那用异步的方式呢？") becomes a standalone question; and when
@@ -13,6 +13,7 @@
 //! JSON searched for inside prose — and anything unusable is ignored: the pipeline then goes on
 //! exactly as without the step. Nothing here can fail a question.
 
+use skillrag_core::Language;
 use skillrag_generate::{ChatRequest, Generator, Message};
 use std::collections::HashMap;
 use std::io::Write;
@@ -48,9 +49,9 @@ impl Assist {
     }
 
     /// The follow-up `question` as a standalone question, given the earlier questions.
-    pub fn standalone(&self, earlier: &[String], question: &str, chinese: bool) -> Option<String> {
+    pub fn standalone(&self, earlier: &[String], question: &str, language: Language) -> Option<String> {
         let history = earlier.iter().rev().take(3).rev().map(|q| format!("- {q}")).collect::<Vec<_>>().join("\n");
-        let (system, user) = if chinese {
+        let (system, user) = if language == Language::Chinese {
             (
                 "把用户的追问改写成一个完整、独立的问题，补全省略的主语和对象。只输出改写后的问题。",
                 format!("之前的问题：\n{history}\n追问：{question}"),
@@ -68,8 +69,8 @@ impl Assist {
 
     /// A search query for the knowledge of skill `description` that may find what `question`
     /// asks, in other words than the question's.
-    pub fn search_query(&self, description: &str, question: &str, chinese: bool) -> Option<String> {
-        let (system, user) = if chinese {
+    pub fn search_query(&self, description: &str, question: &str, language: Language) -> Option<String> {
+        let (system, user) = if language == Language::Chinese {
             (
                 "为知识库检索改写问题：写出一条检索语句，用资料里可能出现的正式术语和同义词，\
                  不要回答问题。只输出检索语句。",
@@ -87,8 +88,8 @@ impl Assist {
     }
 
     /// Up to `n` other wordings of `question` for searching skill `description` (multi-query).
-    pub fn wordings(&self, description: &str, question: &str, n: usize, chinese: bool) -> Vec<String> {
-        let (system, user) = if chinese {
+    pub fn wordings(&self, description: &str, question: &str, n: usize, language: Language) -> Vec<String> {
+        let (system, user) = if language == Language::Chinese {
             (
                 format!(
                     "为知识库检索写出 {n} 条不同的检索语句，表达同一个问题：换用资料里可能出现的术语、同义词和说法。\
@@ -126,8 +127,8 @@ impl Assist {
     /// A short passage such as the knowledge base of skill `description` might contain, answering
     /// `question` (HyDE): searched like a query, it lands near passages written that way. Its
     /// facts may be wrong; it is never shown or cited.
-    pub fn hypothetical_passage(&self, description: &str, question: &str, chinese: bool) -> Option<String> {
-        let (system, user) = if chinese {
+    pub fn hypothetical_passage(&self, description: &str, question: &str, language: Language) -> Option<String> {
+        let (system, user) = if language == Language::Chinese {
             (
                 "写一段可能出现在知识库资料里的文字（两三句），正面回答下面的问题，使用资料里常见的正式术语。\
                  只输出这段文字。",
@@ -144,25 +145,35 @@ impl Assist {
         let reply = self.ask("hyde", system, &user, 120)?;
         let passage = reply.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
         let passage: String = passage.chars().take(MAX_PASSAGE_CHARS).collect();
-        (passage.chars().count() >= 8 && !passage.contains(super::generate::NOT_FOUND_SENTINEL)).then_some(passage)
+        (passage.chars().count() >= 8 && !passage.contains(crate::answer::NOT_FOUND_SENTINEL)).then_some(passage)
     }
 
     /// The skills the model picks for `question` among `candidates` (id, description): a third
     /// routing signal. `Some(vec![])` when it says none fits; `None` when its reply is unusable.
     /// Small models tend to pick whatever is listed first, so the model is asked with the list
     /// in both orders and only a vote it gives both times counts.
-    pub fn route_vote(&self, question: &str, candidates: &[(String, String)], chinese: bool) -> Option<Vec<String>> {
-        let mut vote = self.route_vote_once(question, candidates, chinese)?;
+    pub fn route_vote(
+        &self,
+        question: &str,
+        candidates: &[(String, String)],
+        language: Language,
+    ) -> Option<Vec<String>> {
+        let mut vote = self.route_vote_once(question, candidates, language)?;
         let reversed: Vec<(String, String)> = candidates.iter().rev().cloned().collect();
-        let mut again = self.route_vote_once(question, &reversed, chinese)?;
+        let mut again = self.route_vote_once(question, &reversed, language)?;
         vote.sort();
         again.sort();
         (vote == again).then_some(vote)
     }
 
-    fn route_vote_once(&self, question: &str, candidates: &[(String, String)], chinese: bool) -> Option<Vec<String>> {
+    fn route_vote_once(
+        &self,
+        question: &str,
+        candidates: &[(String, String)],
+        language: Language,
+    ) -> Option<Vec<String>> {
         let list = candidates.iter().map(|(id, d)| format!("- {id}: {d}")).collect::<Vec<_>>().join("\n");
-        let (system, user) = if chinese {
+        let (system, user) = if language == Language::Chinese {
             (
                 "你是问题分发器。根据技能说明，判断哪个技能能回答用户的问题。只输出 JSON，例如 \
                  {\"skills\": [\"技能名\"]}；问题同时涉及两个技能时列出两个；没有合适的技能时输出 {\"skills\": []}。",
@@ -182,8 +193,14 @@ impl Assist {
     }
 
     /// A clarifying question asking which of two skills (id, description) the user means.
-    pub fn clarify(&self, question: &str, a: &(String, String), b: &(String, String), chinese: bool) -> Option<String> {
-        let (system, user) = if chinese {
+    pub fn clarify(
+        &self,
+        question: &str,
+        a: &(String, String),
+        b: &(String, String),
+        language: Language,
+    ) -> Option<String> {
+        let (system, user) = if language == Language::Chinese {
             (
                 "用户的问题可能属于两个不同的技能。用一句话礼貌地反问用户想问的是哪一方面，点明两个技能。\
                  不要回答问题本身。只输出这句问话。",
@@ -258,7 +275,7 @@ fn clean_line(text: &str) -> Option<String> {
     }
     let line = line.trim_matches(['"', '“', '”', '「', '」', '`', '\'', ' ']);
     let chars = line.chars().count();
-    ((2..=MAX_REWRITE_CHARS).contains(&chars) && line != super::generate::NOT_FOUND_SENTINEL).then(|| line.to_string())
+    ((2..=MAX_REWRITE_CHARS).contains(&chars) && line != crate::answer::NOT_FOUND_SENTINEL).then(|| line.to_string())
 }
 
 /// `text` without a leading list number ("1. ", "2）", "3、").

@@ -1,20 +1,36 @@
-//! Compile context (DESIGN.md §4.7): the retrieved chunks in tier order — rules (must follow),
+//! Compile context (docs/design.md §4.7): the retrieved chunks in tier order — rules (must follow),
 //! examples, references — under a budget, each labelled `[n]`, with what was dropped recorded.
 
-use crate::answer::{Context, ContextPiece};
+use crate::contract::{Context, ContextPiece};
 use skillrag_core::{Hit, Tier};
+use skillrag_generate::Generator;
 
 /// How much context fits, and in what unit it is measured.
 pub struct Budget<'a> {
     pub limit: usize,
     pub unit: &'static str,
-    pub measure: &'a dyn Fn(&str) -> usize,
+    pub measure: Box<dyn Fn(&str) -> usize + 'a>,
 }
 
 impl Budget<'static> {
     /// Characters: without an LLM, or when its tokenizer is not known here.
     pub fn chars(limit: usize) -> Budget<'static> {
-        Budget { limit, unit: "chars", measure: &|text: &str| text.chars().count() }
+        Budget { limit, unit: "chars", measure: Box::new(|text: &str| text.chars().count()) }
+    }
+}
+
+impl<'a> Budget<'a> {
+    /// In a local model's own tokens when it can count them (prompt length is its main cost),
+    /// else `chars` characters.
+    pub fn for_generator(generator: Option<&'a dyn Generator>, tokens: usize, chars: usize) -> Budget<'a> {
+        match generator.filter(|g| g.count_tokens("").is_some()) {
+            Some(g) => Budget {
+                limit: tokens,
+                unit: "tokens",
+                measure: Box::new(move |text: &str| g.count_tokens(text).unwrap_or_else(|| text.chars().count())),
+            },
+            None => Budget::chars(chars),
+        }
     }
 }
 
@@ -124,5 +140,36 @@ mod tests {
         assert_eq!(c.dropped, vec!["s/a.md#0", "s/b.md#0"]);
         assert!(c.used <= 20);
         assert!(render(&c).starts_with("[1] s/rules/r.md › H\nrule"));
+    }
+
+    /// Counts whitespace-separated words as its tokens.
+    struct Words;
+
+    impl Generator for Words {
+        fn describe(&self) -> String {
+            "words".into()
+        }
+        fn generate(
+            &self,
+            _: &skillrag_generate::ChatRequest,
+            _: skillrag_generate::OnPiece<'_>,
+        ) -> Result<skillrag_generate::Generation, skillrag_generate::GenerateError> {
+            Err(skillrag_generate::GenerateError::Inference("not used".into()))
+        }
+        fn count_tokens(&self, text: &str) -> Option<usize> {
+            Some(text.split_whitespace().count())
+        }
+    }
+
+    #[test]
+    fn the_budget_is_in_the_model_tokens_when_it_counts_them() {
+        let tokens = Budget::for_generator(Some(&Words), 3, 100);
+        assert_eq!((tokens.unit, tokens.limit, (tokens.measure)("one two three four")), ("tokens", 3, 4));
+        let chars = Budget::for_generator(None, 3, 100);
+        assert_eq!((chars.unit, chars.limit, (chars.measure)("one two")), ("chars", 100, 7));
+        let hits = vec![hit("a.md", Tier::References, "one two"), hit("b.md", Tier::References, "three four")];
+        let c = compile(&hits, 10, 2, Budget::for_generator(Some(&Words), 3, 100));
+        assert_eq!((c.pieces.len(), c.used, c.unit.as_str()), (1, 2, "tokens"));
+        assert_eq!(c.dropped, vec!["s/b.md#0"]);
     }
 }

@@ -1,7 +1,14 @@
-//! Conversation memory for `skillrag chat`: a follow-up such as "那试用期呢？" keeps the previous
-//! question's skill and key terms.
+//! Conversation memory for `chat` (CLI and HTTP): a follow-up such as "那试用期呢？" keeps the
+//! previous question's skill and key terms.
+//!
+//! A turn's topic is what the route stage chose for it. Whether the knowledge then had the
+//! answer does not change the topic (a follow-up to a `not_found` question is still about that
+//! skill), so a conversation rebuilt from its questions alone, as the HTTP server does, has
+//! the same topics as one that was answered turn by turn.
 
-use crate::answer::{Answer, Decision};
+use crate::contract::{Decision, Route};
+use crate::messages;
+use skillrag_core::Language;
 
 /// What a follow-up borrows from the previous turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,16 +41,19 @@ impl Conversation {
         Conversation::default()
     }
 
-    /// Remembers an answered turn (refused or gated turns leave the topic as it was).
-    pub fn record(&mut self, question: &str, answer: &Answer) {
-        if let Some(g) = &answer.generation {
-            self.llm_tokens += g.prompt_tokens + g.completion_tokens;
-        }
-        let routed = matches!(answer.route.decision, Decision::Single | Decision::Multi);
-        if routed && answer.refusal.is_none() {
+    /// Remembers a routed turn's topic (gated, out-of-scope and ambiguous turns leave the topic
+    /// as it was).
+    pub(crate) fn record(&mut self, question: &str, route: &Route) {
+        let routed = matches!(route.decision, Decision::Single | Decision::Multi);
+        if routed && route.gate.is_none() {
             let key_terms = skillrag_text::keywords(question, 4);
-            self.turns.push(Turn { question: question.to_string(), skills: answer.route.skills.clone(), key_terms });
+            self.turns.push(Turn { question: question.to_string(), skills: route.skills.clone(), key_terms });
         }
+    }
+
+    /// Counts LLM tokens (prompt + answer) spent by a turn, refused or not.
+    pub(crate) fn spend(&mut self, tokens: usize) {
+        self.llm_tokens += tokens;
     }
 
     /// LLM tokens spent so far.
@@ -66,7 +76,7 @@ impl Conversation {
         let last = self.turns.last()?;
         let q = question.trim().to_lowercase();
         let body: String = q.chars().filter(|c| c.is_alphanumeric()).collect();
-        let short = if skillrag_core::Language::detect(&q) == skillrag_core::Language::Chinese {
+        let short = if Language::detect(&q) == Language::Chinese {
             body.chars().count() <= 8
         } else {
             q.split_whitespace().count() <= 4
@@ -79,25 +89,39 @@ impl Conversation {
     }
 }
 
+/// Whether this turn may use the LLM, and the notice when it may not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Allowance {
+    pub llm: bool,
+    pub warning: Option<String>,
+}
+
+/// The conversation's LLM budget (`[llm] conversation_tokens`, 0 = none), enforced in code rather
+/// than left to the model: once it is spent, no LLM step runs in the conversation. `has_llm`
+/// says whether one is configured at all.
+pub fn allowance(conversation: Option<&Conversation>, budget: usize, has_llm: bool, language: Language) -> Allowance {
+    let llm = !(budget > 0 && conversation.is_some_and(|c| c.llm_tokens() >= budget));
+    let warning = (!llm && has_llm).then(|| messages::llm_budget_spent(language, budget));
+    Allowance { llm, warning }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn answered(skill: &str) -> Answer {
-        let mut answer = Answer::new(None, String::new());
-        answer.route.skills = vec![skill.into()];
-        answer.route.confidence = 0.9;
-        answer.route.decision = Decision::Single;
-        answer.retrieved = true;
-        answer.attempts = 1;
-        answer
+    fn routed(skill: &str, decision: Decision) -> Route {
+        let mut route = crate::gate::gated_route(crate::gate::GateKind::Chitchat);
+        route.gate = None;
+        route.skills = vec![skill.into()];
+        route.decision = decision;
+        route
     }
 
     #[test]
     fn follow_ups_keep_skill_and_terms() {
         let mut c = Conversation::new();
         assert!(c.follow_up("那试用期呢？").is_none(), "no previous turn");
-        c.record("用人单位解除劳动合同要支付经济补偿吗？", &answered("labor-law"));
+        c.record("用人单位解除劳动合同要支付经济补偿吗？", &routed("labor-law", Decision::Single));
         let f = c.follow_up("那试用期呢？").expect("follow-up");
         assert_eq!(f.skills, vec!["labor-law"]);
         assert!(!f.key_terms.is_empty());
@@ -107,14 +131,34 @@ mod tests {
     }
 
     #[test]
+    fn only_routed_turns_set_the_topic() {
+        let mut c = Conversation::new();
+        c.record("你好", &crate::gate::gated_route(crate::gate::GateKind::Chitchat));
+        c.record("明天股市会涨吗？", &routed("labor-law", Decision::None));
+        c.record("这个算哪个？", &routed("labor-law", Decision::Ambiguous));
+        assert!(c.is_empty());
+        c.record("绿茶用多少度的水泡？", &routed("tea", Decision::Single));
+        assert_eq!(c.follow_up("那红茶呢？").map(|f| f.skills), Some(vec!["tea".to_string()]));
+    }
+
+    #[test]
     fn counts_llm_tokens_of_every_turn() {
         let mut c = Conversation::new();
-        let mut answer = answered("labor-law");
-        answer.generation =
-            Some(crate::GenerationInfo { prompt_tokens: 900, completion_tokens: 60, ..Default::default() });
-        c.record("试用期多长？", &answer);
-        answer.refusal = Some(crate::Refusal { kind: crate::RefusalKind::NotFound, message: String::new() });
-        c.record("那加班呢？", &answer);
-        assert_eq!(c.llm_tokens(), 1920, "refused turns spent tokens too");
+        c.spend(960);
+        c.spend(960);
+        assert_eq!(c.llm_tokens(), 1920);
+    }
+
+    #[test]
+    fn a_spent_budget_turns_the_llm_off() {
+        let mut c = Conversation::new();
+        c.record("试用期多长？", &routed("labor-law", Decision::Single));
+        c.spend(500);
+        let spent = allowance(Some(&c), 400, true, Language::Other);
+        assert!(!spent.llm && spent.warning.is_some_and(|w| w.contains("400")));
+        assert_eq!(allowance(Some(&c), 400, false, Language::Other).warning, None, "no LLM, no notice");
+        assert!(allowance(Some(&c), 600, true, Language::Other).llm);
+        assert!(allowance(Some(&c), 0, true, Language::Other).llm, "0 = no limit");
+        assert!(allowance(None, 400, true, Language::Other).llm, "a single question has no budget");
     }
 }

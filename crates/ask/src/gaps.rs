@@ -2,7 +2,7 @@
 //! project's state folder so knowledge-base owners can see what their skills are missing
 //! (`skillrag gaps`, `GET /v1/gaps`).
 
-use crate::answer::{Answer, RefusalKind};
+use crate::contract::{Answer, RefusalKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -128,7 +128,7 @@ fn normalize(query: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::answer::Refusal;
+    use crate::contract::Refusal;
 
     fn refused(query: &str, skill: Option<&str>, kind: RefusalKind) -> Answer {
         let mut a = Answer::new(None, query.to_string());

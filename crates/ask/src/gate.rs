@@ -1,4 +1,4 @@
-//! Gate (DESIGN.md §4.1): requests that need no knowledge base skip retrieval.
+//! Gate (docs/design.md §4.1): requests that need no knowledge base skip retrieval.
 //!
 //! Two kinds, in Chinese and English: *chitchat* (greetings, thanks, farewells,
 //! acknowledgements, laughter, questions about the assistant itself, requests for jokes, poems,
@@ -9,6 +9,7 @@
 //! Without an LLM this is a lexicon of conversational forms; it decides only whole short
 //! utterances (or explicit text operations), so a knowledge question is never swallowed.
 
+use crate::contract::{Decision, Route};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -513,24 +514,26 @@ fn contains_words(haystack: &str, needle: &str) -> bool {
     })
 }
 
-/// The brief reply to a gated request when no LLM is configured.
-pub fn reply(kind: GateKind, chinese: bool, skills: &[(String, String)]) -> String {
-    let list = |sep: &str| skills.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>().join(sep);
-    match (kind, chinese) {
-        (GateKind::Chitchat, true) => {
-            format!("你好！这个请求不需要查询知识库。我可以回答这些技能范围内的问题：{}。", list("、"))
-        }
-        (GateKind::Chitchat, false) => format!(
-            "Hello! This request does not need the knowledge base. I can answer questions covered by these skills: {}.",
-            list(", ")
-        ),
-        (GateKind::Rewrite, true) => {
-            "改写、翻译、润色这类请求不需要查询知识库；配置 LLM 后即可直接处理。".to_string()
-        }
-        (GateKind::Rewrite, false) => {
-            "Rewriting, translating or polishing text does not need the knowledge base; configure an LLM to have it done."
-                .to_string()
-        }
+/// The gate stage: the kind of a request that needs no knowledge base, `None` for a question.
+/// A question for a named skill (`--skill`) is never gated: the caller asked for its knowledge.
+pub fn check(question: &str, forced_skill: bool) -> Option<GateKind> {
+    if forced_skill {
+        None
+    } else {
+        classify(question)
+    }
+}
+
+/// The route of a gated request: no skill, and the gate's kind as the reason.
+pub fn gated_route(kind: GateKind) -> Route {
+    Route {
+        skills: vec![],
+        confidence: 1.0,
+        decision: Decision::None,
+        candidates: vec![],
+        gate: Some(kind.as_str().to_string()),
+        forced: false,
+        llm_vote: None,
     }
 }
 
@@ -620,6 +623,15 @@ mod tests {
         ] {
             assert_eq!(kind(q), None, "{q}");
         }
+    }
+
+    #[test]
+    fn a_named_skill_is_never_gated() {
+        assert_eq!(check("你好", false), Some(GateKind::Chitchat));
+        assert_eq!(check("你好", true), None);
+        let route = gated_route(GateKind::Rewrite);
+        assert_eq!((route.decision, route.gate.as_deref()), (Decision::None, Some("rewrite")));
+        assert!(route.skills.is_empty());
     }
 
     #[test]

@@ -5,10 +5,11 @@
 
 use crate::evidence::coverage;
 use crate::route::model::{self, RouterModel, TrainingQuestion};
-use crate::route::Probe;
-use crate::{AskError, Assistant};
+use crate::route::{Dispatcher, Probe, Probed};
+use crate::settings::AskSettings;
+use crate::AskError;
 use serde::{Deserialize, Serialize};
-use skillrag_engine::SearchOptions;
+use skillrag_engine::{Engine, SearchOptions};
 use skillrag_store::Filter;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -84,21 +85,34 @@ struct Saved {
     labelled: Vec<LabelledQuestion>,
 }
 
-fn path(assistant: &Assistant) -> PathBuf {
-    assistant.engine.project.state_dir().join("router.json")
+fn path(engine: &Engine) -> PathBuf {
+    engine.project.state_dir().join("router.json")
+}
+
+/// What fitting needs: the project, its profiles and the ask settings.
+struct Fitting<'a> {
+    engine: &'a Engine,
+    dispatcher: &'a Dispatcher,
+    settings: &'a AskSettings,
+}
+
+impl Fitting<'_> {
+    fn probe(&self, text: &str, skills: &[String]) -> Result<Probed, AskError> {
+        Ok(crate::route::probe(self.engine, text, skills, self.settings.hits)?)
+    }
 }
 
 /// Everything the fitted model depends on.
-fn fingerprint(assistant: &Assistant, labelled: &[LabelledQuestion]) -> String {
+fn fingerprint(engine: &Engine, settings: &AskSettings, labelled: &[LabelledQuestion]) -> String {
     let mut h = blake3::Hasher::new();
     h.update(ROUTER_VERSION.as_bytes());
     h.update(BACKGROUND.as_bytes());
     h.update(model::FEATURE_NAMES.join(",").as_bytes());
     h.update(&skillrag_text::ANALYZER_VERSION.to_le_bytes());
-    h.update(assistant.engine.model().map_or("none", |m| m.id.as_str()).as_bytes());
-    h.update(format!("{:?}", assistant.engine.project.config.retrieval).as_bytes());
-    h.update(assistant.engine.project.config.ask.refusal_cost.to_le_bytes().as_slice());
-    for skill in assistant.engine.skills() {
+    h.update(engine.model().map_or("none", |m| m.id.as_str()).as_bytes());
+    h.update(format!("{:?}", settings.retrieval).as_bytes());
+    h.update(settings.refusal_cost.to_le_bytes().as_slice());
+    for skill in engine.skills() {
         h.update(
             format!(
                 "{}|{}|{:?}|{:?}|{:?}|{:?}",
@@ -106,7 +120,7 @@ fn fingerprint(assistant: &Assistant, labelled: &[LabelledQuestion]) -> String {
             )
             .as_bytes(),
         );
-        let generation = assistant.engine.store().generation(&skill.id).ok().flatten();
+        let generation = engine.store().generation(&skill.id).ok().flatten();
         h.update(format!("{generation:?}").as_bytes());
     }
     for l in labelled {
@@ -115,31 +129,35 @@ fn fingerprint(assistant: &Assistant, labelled: &[LabelledQuestion]) -> String {
     h.finalize().to_hex()[..16].to_string()
 }
 
-/// A neutral model used only while the real one is being fitted.
-pub(crate) fn untrained() -> RouterModel {
-    model::fit(&[], String::new(), 1.0)
-}
-
 /// The saved router if it still fits the project, else a fresh fit; with the labelled questions.
-pub(crate) fn load_or_fit(assistant: &Assistant) -> Result<(RouterModel, Vec<LabelledQuestion>), AskError> {
-    let saved: Option<Saved> =
-        std::fs::read_to_string(path(assistant)).ok().and_then(|t| serde_json::from_str(&t).ok());
+pub(crate) fn load_or_fit(
+    engine: &Engine,
+    dispatcher: &Dispatcher,
+    settings: &AskSettings,
+) -> Result<(RouterModel, Vec<LabelledQuestion>), AskError> {
+    let saved: Option<Saved> = std::fs::read_to_string(path(engine)).ok().and_then(|t| serde_json::from_str(&t).ok());
     let labelled = saved.as_ref().map(|s| s.labelled.clone()).unwrap_or_default();
     if let Some(saved) = saved {
-        if saved.model.fingerprint == fingerprint(assistant, &labelled) && saved.model.weights.len() == model::FEATURES
+        if saved.model.fingerprint == fingerprint(engine, settings, &labelled)
+            && saved.model.weights.len() == model::FEATURES
         {
             return Ok((saved.model, labelled));
         }
     }
-    Ok((fit_and_save(assistant, labelled.clone())?, labelled))
+    Ok((fit_and_save(engine, dispatcher, settings, labelled.clone())?, labelled))
 }
 
-pub(crate) fn fit_and_save(assistant: &Assistant, labelled: Vec<LabelledQuestion>) -> Result<RouterModel, AskError> {
-    let questions = training_questions(assistant, &labelled)?;
-    let model =
-        model::fit(&questions, fingerprint(assistant, &labelled), assistant.engine.project.config.ask.refusal_cost);
+pub(crate) fn fit_and_save(
+    engine: &Engine,
+    dispatcher: &Dispatcher,
+    settings: &AskSettings,
+    labelled: Vec<LabelledQuestion>,
+) -> Result<RouterModel, AskError> {
+    let fitting = Fitting { engine, dispatcher, settings };
+    let questions = training_questions(&fitting, &labelled)?;
+    let model = model::fit(&questions, fingerprint(engine, settings, &labelled), settings.refusal_cost);
     let saved = Saved { model, labelled };
-    let target = path(assistant);
+    let target = path(engine);
     // The router is refitted when missing, so failing to save only costs time later.
     if let Some(dir) = target.parent() {
         if std::fs::create_dir_all(dir).is_ok() {
@@ -163,14 +181,13 @@ pub(crate) fn fit_and_save(assistant: &Assistant, labelled: Vec<LabelledQuestion
 /// (and then refused as `not_found`); the evidence threshold is fitted to tell the two apart.
 /// A few examples cannot show the range of such questions, so sentences sampled from the
 /// knowledge add more twins (see [`knowledge_questions`]).
-fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> Result<Vec<TrainingQuestion>, AskError> {
-    let skills: Vec<String> = assistant.engine.skills().iter().map(|s| s.id.clone()).collect();
+fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<Vec<TrainingQuestion>, AskError> {
+    let skills: Vec<String> = f.engine.skills().iter().map(|s| s.id.clone()).collect();
     let mut out = Vec::new();
-    for skill in assistant.engine.skills() {
+    for skill in f.engine.skills() {
         for (i, example) in skill.examples.iter().enumerate() {
-            let probed = assistant.probe(example, &skills)?;
-            let signals =
-                assistant.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, Some((&skill.id, i)));
+            let probed = f.probe(example, &skills)?;
+            let signals = f.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, Some((&skill.id, i)));
             out.push(TrainingQuestion {
                 signals,
                 answer: Some(skill.id.clone()),
@@ -178,12 +195,12 @@ fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> R
                 answerable: true,
                 synthetic: false,
             });
-            out.extend(unanswerable_twin(assistant, &skill.id, example, probed, Some(i))?);
+            out.extend(unanswerable_twin(f, &skill.id, example, probed, Some(i))?);
         }
-        for text in knowledge_questions(assistant, &skill.id)? {
-            let probed = assistant.probe(&text, &skills)?;
+        for text in knowledge_questions(f.engine, &skill.id)? {
+            let probed = f.probe(&text, &skills)?;
             out.extend(
-                unanswerable_twin(assistant, &skill.id, &text, probed, None)?
+                unanswerable_twin(f, &skill.id, &text, probed, None)?
                     .map(|twin| TrainingQuestion { synthetic: true, ..twin }),
             );
         }
@@ -198,8 +215,8 @@ fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> R
         }
     }
     for line in BACKGROUND.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let p = assistant.probe(line, &skills)?;
-        let signals = assistant.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
+        let p = f.probe(line, &skills)?;
+        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
         let in_scope = signals.iter().any(|s| least_own.get(&s.skill).is_some_and(|&min| s.knowledge >= min));
         if !in_scope {
             out.push(TrainingQuestion { signals, answer: None, near_miss: false, answerable: false, synthetic: false });
@@ -209,8 +226,8 @@ fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> R
         if crate::gate::classify(&l.query).is_some() {
             continue;
         }
-        let p = assistant.probe(&l.query, &skills)?;
-        let signals = assistant.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
+        let p = f.probe(&l.query, &skills)?;
+        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
         out.push(TrainingQuestion {
             signals,
             answer: l.skill.clone(),
@@ -226,13 +243,13 @@ fn training_questions(assistant: &Assistant, labelled: &[LabelledQuestion]) -> R
 /// as the best one is left out, as when a knowledge base simply lacks the answer. `None` when the
 /// skill's search found nothing to leave out.
 fn unanswerable_twin(
-    assistant: &Assistant,
+    f: &Fitting<'_>,
     skill: &str,
     text: &str,
-    probed: crate::Probed,
+    probed: Probed,
     leave_out: Option<usize>,
 ) -> Result<Option<TrainingQuestion>, AskError> {
-    let crate::Probed { question, prepared, stats, mut probes } = probed;
+    let Probed { question, prepared, stats, mut probes } = probed;
     let Some(own) = probes.get(skill) else { return Ok(None) };
     let removed_sources: Vec<String> =
         own.source_coverages.iter().filter(|(_, c)| *c >= 0.75 * own.best_coverage).map(|(s, _)| s.clone()).collect();
@@ -242,17 +259,17 @@ fn unanswerable_twin(
     let filter = removed_sources.iter().fold(Filter::none(), |f, s| f.excluding(s));
     let options = SearchOptions {
         skills: vec![skill.to_string()],
-        k: Some(assistant.engine.project.config.ask.hits),
+        k: Some(f.settings.hits),
         filter,
         rerank: false,
         ..Default::default()
     };
-    let result = assistant.engine.search_prepared(text, &prepared, &options)?;
+    let result = f.engine.search_prepared(text, &prepared, &options)?;
     probes.insert(skill.to_string(), Probe::new(skill, result.hits, &question, &stats));
     let leave_out = leave_out.map(|i| (skill, i));
-    let mut signals = assistant.dispatcher.signals(&question, &stats, &probes, leave_out);
+    let mut signals = f.dispatcher.signals(&question, &stats, &probes, leave_out);
     // Without those documents, the words only they contained are unknown to the skill too.
-    if let Some(index) = assistant.engine.index_of(skill)? {
+    if let Some(index) = f.engine.index_of(skill)? {
         let question_terms = crate::evidence::unique(&question.terms);
         let mut removed: HashMap<&str, u64> = HashMap::new();
         for chunk in removed_sources.iter().flat_map(|s| index.chunks_of(s)) {
@@ -282,8 +299,8 @@ const KNOWLEDGE_QUESTIONS: usize = 16;
 /// questions of the skill's domain (doc2query-style synthetic queries, without a generator). Only
 /// their unanswerable twins are used — with their own document present a copied sentence would be
 /// answered word for word, which no real question is.
-fn knowledge_questions(assistant: &Assistant, skill: &str) -> Result<Vec<String>, AskError> {
-    let Some(index) = assistant.engine.index_of(skill)? else { return Ok(Vec::new()) };
+fn knowledge_questions(engine: &Engine, skill: &str) -> Result<Vec<String>, AskError> {
+    let Some(index) = engine.index_of(skill)? else { return Ok(Vec::new()) };
     let sources: Vec<&String> = index.manifest().files.keys().collect();
     let step = (sources.len() as f64 / KNOWLEDGE_QUESTIONS as f64).max(1.0);
     let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! The chunk stage of the index path (DESIGN.md §3).
+//! The chunk stage of the index path (docs/design.md §3).
 //!
 //! Text is cut into pieces of at most `size` characters that overlap by up to `overlap`
 //! characters. Splitting is recursive — paragraph, then line, then sentence (`。！？；.!?;`),

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{demo_indexed, json as cli_json, llm_server, run, skillrag, Fault, FaultProxy};
+use common::{demo_indexed, json as cli_json, json_lines, llm_server, run, skillrag, Fault, FaultProxy};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -231,6 +231,39 @@ fn sse_data(body: &str) -> Vec<String> {
     body.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.trim().to_string()).collect()
 }
 
+/// One conversation, asked turn by turn in `skillrag chat` and over HTTP (where each request
+/// carries the earlier questions): every turn is routed the same way by both.
+#[test]
+fn cli_and_http_chat_route_a_conversation_alike() {
+    let project = demo_indexed();
+    let turns = [
+        "用人单位解除劳动合同时，什么情况下要支付经济补偿？",
+        "那试用期呢？",
+        "那两年呢？",
+        // Short enough to read as a follow-up, but another skill owns it.
+        "绿茶水温多少度？",
+        "那红茶呢？",
+    ];
+    let (cli, out) = json_lines(skillrag(project.path(), &["chat", "--json"]), &(turns.join("\n") + "\n/quit\n"));
+    assert_eq!(cli.len(), turns.len(), "{}", String::from_utf8_lossy(&out.stderr));
+    let server = Server::start(project.path(), &[], &[]);
+    for (i, turn) in turns.iter().enumerate() {
+        let mut messages: Vec<Value> = turns[..i]
+            .iter()
+            .flat_map(|q| [json!({"role": "user", "content": q}), json!({"role": "assistant", "content": "……"})])
+            .collect();
+        messages.push(json!({"role": "user", "content": turn}));
+        let (status, reply) =
+            server.post_json("/v1/chat/completions", json!({"model": "skillrag/auto", "messages": messages}));
+        assert_eq!(status, 200, "{reply}");
+        let http = &reply["skillrag"]["route"];
+        assert_eq!(http["skills"], cli[i]["route"]["skills"], "turn {i} `{turn}`: {http} vs {}", cli[i]["route"]);
+        assert_eq!(http["decision"], cli[i]["route"]["decision"], "turn {i} `{turn}`");
+    }
+    assert_eq!(cli[3]["route"]["skills"], json!(["tea-brewing"]), "a question another skill owns leaves the topic");
+    assert_eq!(cli[4]["route"]["skills"], json!(["tea-brewing"]), "and the next follow-up keeps the new one");
+}
+
 #[test]
 fn openai_compatible_chat_carries_citations_and_refusals() {
     let project = demo_indexed();
@@ -413,7 +446,7 @@ fn chat_completions_stream_the_llm_answer_as_it_is_written() {
     let n = &last["citations"][0]["n"];
     assert!(streamed.contains(&format!("[{n}]")) && streamed.contains(&format!("\n\n[{n}] router-faq/")), "{streamed}");
 
-    // `/v1/ask` streams too: `text` events, then the whole answer (DESIGN.md §6).
+    // `/v1/ask` streams too: `text` events, then the whole answer (docs/design.md §6).
     let question = "劳动合同期限两年，试用期最长可以约定多久？";
     let (status, events) = sse_timed(&server, "/v1/ask", &json!({"query": question, "stream": true}));
     assert_eq!(status, 200, "{events:?}");

@@ -40,7 +40,7 @@ impl fmt::Display for DocType {
 }
 
 /// Priority of a chunk when the context is compiled: rules must be followed, examples
-/// show the expected shape, references are plain knowledge (DESIGN.md §4.7).
+/// show the expected shape, references are plain knowledge (docs/design.md §4.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {

@@ -1,7 +1,7 @@
 use crate::{ChunkId, DocType, Tier};
 use serde::{Deserialize, Serialize};
 
-/// Scores of one hit in each retrieval list (DESIGN.md §1, §6). A list the hit did not
+/// Scores of one hit in each retrieval list (docs/design.md §1, §6). A list the hit did not
 /// appear in (or that was not run) leaves its score `null`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct HitScores {

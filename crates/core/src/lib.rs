@@ -1,4 +1,4 @@
-//! The vocabulary of skillrag (DESIGN.md §1), shared by every pipeline stage.
+//! The vocabulary of skillrag (docs/design.md §1), shared by every pipeline stage.
 //!
 //! Nothing here does work; these are the nouns the load → chunk → embed → store
 //! and gate → route → retrieve → compile → generate pipelines pass between them.

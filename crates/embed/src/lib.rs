@@ -1,4 +1,4 @@
-//! The embed stage (DESIGN.md §3): turning texts into L2-normalized vectors.
+//! The embed stage (docs/design.md §3): turning texts into L2-normalized vectors.
 //!
 //! [`Embedder`] is the seam; [`BertEmbedder`] runs a local BERT-family sentence-transformers
 //! model (Hugging Face layout) in-process with candle. Each embedding also says how much of

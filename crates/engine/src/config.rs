@@ -29,7 +29,7 @@ pub struct Config {
     pub serve: ServeConfig,
 }
 
-/// The LLM that writes answers from the compiled context (DESIGN.md §4.8). Neither `base_url`
+/// The LLM that writes answers from the compiled context (docs/design.md §4.8). Neither `base_url`
 /// nor `gguf` set → extractive answers, no LLM. The API key comes from the environment only
 /// (`SKILLRAG_LLM_API_KEY`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,7 +199,7 @@ pub struct EmbedConfig {
     pub retries: u32,
 }
 
-/// The optional rerank stage after fusion (DESIGN.md §4.5): a local cross-encoder folder
+/// The optional rerank stage after fusion (docs/design.md §4.5): a local cross-encoder folder
 /// (`model`) or a rerank endpoint (`url`). Neither set → no reranking, no cost. The API key of
 /// an endpoint comes from the environment only (`SKILLRAG_RERANK_API_KEY`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -351,7 +351,7 @@ impl Default for RetrievalConfig {
     }
 }
 
-/// Short environment names for the essentials (DESIGN.md §6).
+/// Short environment names for the essentials (docs/design.md §6).
 const ALIASES: [(&str, &str); 3] = [
     ("SKILLRAG_CHUNK_SIZE", "SKILLRAG_INDEX_CHUNK_SIZE"),
     ("SKILLRAG_CHUNK_OVERLAP", "SKILLRAG_INDEX_CHUNK_OVERLAP"),

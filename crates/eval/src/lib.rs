@@ -1,8 +1,8 @@
-//! Evaluation (DESIGN.md §7): scores answers to a benchmark's questions, per skill and overall.
+//! Evaluation (docs/design.md §7): scores answers to a benchmark's questions, per skill and overall.
 //!
 //! A benchmark folder holds `skills/` and `queries.jsonl` rows `{id, query, skill, answers,
 //! gold_sources, type}` with `type` in `fact | unanswerable | out_of_scope | chitchat`. Answers
-//! are the JSON contract of DESIGN.md §6, so answers produced by another system (a peer
+//! are the JSON contract of docs/design.md §6, so answers produced by another system (a peer
 //! baseline) are scored by the same code.
 
 mod chart;

@@ -1,4 +1,4 @@
-//! Generation (DESIGN.md §4.8): the [`Generator`] trait and its backends.
+//! Generation (docs/design.md §4.8): the [`Generator`] trait and its backends.
 //!
 //! - [`openai::OpenAiGenerator`]: any OpenAI-compatible `/v1/chat/completions` endpoint
 //!   (DeepSeek, Qwen/DashScope, Ollama, vLLM, llama.cpp's server), streaming over SSE, with

@@ -1,4 +1,4 @@
-//! The rerank stage (DESIGN.md §4.5): after fusion, a cross-encoder reads the question and each
+//! The rerank stage (docs/design.md §4.5): after fusion, a cross-encoder reads the question and each
 //! candidate passage *together* and scores how well the passage answers it — slower than the
 //! bi-encoder and BM25 lists, so it runs on the few fused candidates only.
 //!

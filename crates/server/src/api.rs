@@ -44,7 +44,7 @@ pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> R
 }
 
 /// `event: text` (`{"text": …}`) for each sentence as the LLM's answer passes the citation check,
-/// then `event: answer` with the whole answer (DESIGN.md §6), or `event: error`.
+/// then `event: answer` with the whole answer (docs/design.md §6), or `event: error`.
 async fn ask_streamed(shared: Shared, query: String, options: AskOptions) -> Result<Response, ApiError> {
     let streaming = Streaming::start(shared.service.clone(), query, options, Vec::new()).await?;
     let events = futures_util::stream::unfold(Some(streaming), |state| async move {

@@ -1,4 +1,4 @@
-//! `skillrag serve`: the HTTP API of DESIGN.md §6, an OpenAI-compatible chat endpoint with
+//! `skillrag serve`: the HTTP API of docs/design.md §6, an OpenAI-compatible chat endpoint with
 //! citations, MCP (streamable HTTP here, stdio via [`mcp::serve_stdio`]) and the web page, all
 //! over one [`Service`] that owns the live assistant.
 

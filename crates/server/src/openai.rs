@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use skillrag_ask::answer::marker_len;
+use skillrag_ask::marker_len;
 use skillrag_ask::{Answer, AskOptions};
 use std::convert::Infallible;
 

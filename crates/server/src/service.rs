@@ -7,7 +7,7 @@ use crate::metrics::Metrics;
 use crate::queue::{Refused, WorkQueue};
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Decision, Gap, Route};
+use skillrag_ask::{Answer, AskOptions, Assistant, Gap, Route};
 use skillrag_engine::{
     Engine, IndexOptions, IndexReport, Project, SearchOptions, SearchResult, SilentProgress, SkillStatus, SourceInfo,
 };
@@ -205,14 +205,14 @@ impl Service {
             let live = live.clone();
             self.work(move || {
                 let assistant = &live.assistant;
-                let conversation = conversation_of(assistant, &history);
+                let mut conversation = assistant.replay(&history[history.len().saturating_sub(HISTORY_TURNS)..]);
                 let mut on_text = on_text;
                 // An empty text first: the question has a worker now, so a stream can begin.
                 if let Some(f) = on_text.as_mut() {
                     f("");
                 }
                 let on_text = on_text.as_mut().map(|f| f.as_mut() as &mut dyn FnMut(&str));
-                Ok(assistant.ask_streaming(&query, &options, Some(&conversation), on_text)?)
+                Ok(assistant.ask(&query, &options, Some(&mut conversation), on_text)?)
             })
             .await?
         };
@@ -417,32 +417,6 @@ impl Service {
 
 /// Earlier questions of a conversation taken into account (routing each costs a query embedding).
 const HISTORY_TURNS: usize = 4;
-
-/// The conversation so far, rebuilt from its user questions: each earlier turn only lends its
-/// topic, so it is routed (or, as a follow-up, keeps the topic before it), never answered again.
-fn conversation_of(assistant: &Assistant, history: &[String]) -> Conversation {
-    let mut conversation = Conversation::new();
-    let start = history.len().saturating_sub(HISTORY_TURNS);
-    for question in &history[start..] {
-        if question.trim().is_empty() {
-            continue;
-        }
-        let mut turn = Answer::new(None, question.clone());
-        // As `ask_in` does: a follow-up keeps the previous skill rather than being routed alone.
-        match conversation.follow_up(question) {
-            Some(follow_up) => {
-                turn.route.skills = follow_up.skills;
-                turn.route.decision = Decision::Single;
-            }
-            None => match assistant.route(question) {
-                Ok(route) => turn.route = route,
-                Err(_) => continue,
-            },
-        }
-        conversation.record(question, &turn);
-    }
-    conversation
-}
 
 /// The answer with the caller's `id` (cached answers are shared between callers).
 fn with_id(answer: Arc<Answer>, id: Option<String>) -> Arc<Answer> {

@@ -1,4 +1,4 @@
-//! Skills: a folder with a `SKILL.md` and its own knowledge base (DESIGN.md §2).
+//! Skills: a folder with a `SKILL.md` and its own knowledge base (docs/design.md §2).
 //!
 //! `SKILL.md` is read in three forms — spec-valid Agent Skills frontmatter (our extras
 //! under `metadata`), lenient extra top-level keys (`triggers:` list, `boundary:` string),

@@ -1,5 +1,5 @@
 //! Hybrid retrieval inside one skill: BM25 top-N and dense top-N, fused with Reciprocal Rank
-//! Fusion (DESIGN.md §4.4), with the score and rank of every hit in each list.
+//! Fusion (docs/design.md §4.4), with the score and rank of every hit in each list.
 //!
 //! A dense list is only fused when the embedding model could see the text: a model that reads
 //! most of a question (or of the skill's passages) as `[UNK]` ranks by noise, and fusing noise

@@ -1,4 +1,4 @@
-//! The text analyzer shared by indexing and querying (DESIGN.md §3): the same function turns a
+//! The text analyzer shared by indexing and querying (docs/design.md §3): the same function turns a
 //! chunk into index terms and a question into query terms, so they always agree.
 //!
 //! CJK runs are segmented by jieba in search mode (whole words plus their dictionary sub-words,

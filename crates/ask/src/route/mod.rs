@@ -1,4 +1,4 @@
-//! Route (DESIGN.md §4.2): which skill(s) a question belongs to, with a calibrated confidence.
+//! Route (docs/design.md §4.2): which skill(s) a question belongs to, with a calibrated confidence.
 //!
 //! Signals per candidate skill: trigger hits (substrings and jieba terms), BM25-weighted term
 //! coverage of the question by the skill profile, embedding similarity to the profile (only when
@@ -7,160 +7,205 @@
 //! ([`model`]) turns them into a confidence; fitted thresholds decide single / multi /
 //! ambiguous / none.
 
-pub mod model;
-pub mod profile;
+mod dispatcher;
+pub(crate) mod model;
+mod probe;
+mod profile;
 
-use crate::answer::{Candidate, Decision, Route};
-use crate::evidence::{coverage, TermStats};
-use model::{RouterModel, Signals};
-use profile::SkillProfile;
-use skillrag_core::{Hit, Language};
-use std::collections::{HashMap, HashSet};
+pub(crate) use dispatcher::Dispatcher;
+pub use model::RouterModel;
+pub(crate) use probe::{probe, search_skill, Probe, Probed, Question};
 
-/// A question as the dispatcher sees it.
-#[derive(Debug, Clone)]
-pub struct Question {
-    pub text: String,
-    pub lower: String,
-    pub terms: Vec<String>,
-    pub term_set: HashSet<String>,
-    pub language: Language,
-    /// Its embedding, when the model can see it.
-    pub vector: Option<Vec<f32>>,
+use crate::assist::Assist;
+use crate::contract::{Decision, Route};
+use crate::conversation::FollowUp;
+use crate::plan::Plan;
+use crate::settings::AskSettings;
+use crate::tune::{self, LabelledQuestion};
+use crate::AskError;
+use skillrag_core::Language;
+use skillrag_engine::{Engine, EngineError};
+use std::time::Instant;
+
+/// The router: the dispatcher (every skill's profile) and the model fitted on it. It borrows
+/// the engine for each call rather than owning it, so `tune` and the assistant share one.
+pub struct Router {
+    dispatcher: Dispatcher,
+    model: RouterModel,
+    /// The labelled questions the model was fitted on (besides the skills' examples).
+    labelled: Vec<LabelledQuestion>,
+    /// Hits each probe returns.
+    hits: usize,
 }
 
-impl Question {
-    pub fn new(text: &str, terms: Vec<String>, vector: Option<Vec<f32>>) -> Question {
-        Question {
-            text: text.to_string(),
-            lower: text.to_lowercase(),
-            term_set: terms.iter().cloned().collect(),
-            terms,
-            language: Language::detect(text),
-            vector,
-        }
+/// The route stage's hand-off to retrieval.
+pub struct Routed {
+    pub route: Route,
+    /// The question probed in the skills it could go to; retrieval starts from these probes.
+    pub probed: Probed,
+    /// Time spent searching those skills: retrieval work, done while routing.
+    pub probe_ms: f64,
+}
+
+impl Router {
+    /// Builds the skill profiles and loads the fitted model (fitting it from the skills'
+    /// examples when it is missing or the skills, settings or indexes changed).
+    pub fn open(engine: &Engine, settings: &AskSettings) -> Result<Router, AskError> {
+        let dispatcher = Dispatcher::open(engine, settings.retrieval.min_visibility)?;
+        let (model, labelled) = tune::load_or_fit(engine, &dispatcher, settings)?;
+        Ok(Router { dispatcher, model, labelled, hits: settings.hits })
     }
-}
 
-/// What searching one skill's knowledge with the question found.
-#[derive(Debug, Clone, Default)]
-pub struct Probe {
-    pub skill: String,
-    pub hits: Vec<Hit>,
-    /// Coverage of the question by each hit.
-    pub coverages: Vec<f32>,
-    /// Coverage by the best single document: the union of its retrieved chunks. An answer spread
-    /// over neighbouring chunks (articles of one statute) counts; words scattered over unrelated
-    /// documents do not.
-    pub best_coverage: f32,
-    /// Coverage by each document (union of its retrieved chunks), best first.
-    pub source_coverages: Vec<(String, f32)>,
-    pub best_dense: Option<f32>,
-    pub dense_used: bool,
-    pub dense_skipped: Option<String>,
-    /// Why this skill's search was degraded (index built with another model…).
-    pub notice: Option<String>,
-}
-
-impl Probe {
-    pub fn new(skill: &str, hits: Vec<Hit>, question: &Question, stats: &TermStats) -> Probe {
-        let term_sets: Vec<HashSet<String>> = hits
-            .iter()
-            .map(|h| skillrag_text::analyze(&format!("{}\n{}\n{}", h.title, h.heading, h.text)).into_iter().collect())
-            .collect();
-        let coverages: Vec<f32> =
-            term_sets.iter().map(|set| coverage(&question.terms, stats, |t| set.contains(t))).collect();
-        let mut by_source: HashMap<&str, HashSet<&str>> = HashMap::new();
-        for (hit, set) in hits.iter().zip(&term_sets) {
-            by_source.entry(hit.source.as_str()).or_default().extend(set.iter().map(String::as_str));
-        }
-        let mut source_coverages: Vec<(String, f32)> = by_source
-            .iter()
-            .map(|(source, set)| (source.to_string(), coverage(&question.terms, stats, |t| set.contains(t))))
-            .collect();
-        source_coverages.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let best_coverage = source_coverages.first().map_or(0.0, |s| s.1);
-        let best_dense = hits.iter().filter_map(|h| h.scores.dense).max_by(f32::total_cmp);
-        Probe {
-            skill: skill.to_string(),
-            hits,
-            coverages,
-            best_coverage,
-            source_coverages,
-            best_dense,
-            ..Default::default()
-        }
+    /// Refits the model on the skills' examples plus `labelled` questions and saves it.
+    pub fn refit(
+        &mut self,
+        engine: &Engine,
+        settings: &AskSettings,
+        labelled: Vec<LabelledQuestion>,
+    ) -> Result<&RouterModel, AskError> {
+        self.model = tune::fit_and_save(engine, &self.dispatcher, settings, labelled.clone())?;
+        self.labelled = labelled;
+        Ok(&self.model)
     }
-}
 
-/// The profiles of every skill.
-pub struct Dispatcher {
-    pub profiles: Vec<SkillProfile>,
-}
+    pub fn model(&self) -> &RouterModel {
+        &self.model
+    }
 
-impl Dispatcher {
-    /// Signals of `question` for every skill. `leave_out` = (skill, example index) removes one
-    /// example from its own profile, for fitting on the examples themselves.
-    pub fn signals(
+    pub fn labelled(&self) -> &[LabelledQuestion] {
+        &self.labelled
+    }
+
+    /// Analyzes `text` and searches `skills` with it (no reranking).
+    pub fn probe(&self, engine: &Engine, text: &str, skills: &[String]) -> Result<Probed, EngineError> {
+        probe::probe(engine, text, skills, self.hits)
+    }
+
+    /// The decision for a probed question; an ambiguous one whose parts each clearly belong to
+    /// a different accepted skill becomes `multi`.
+    pub fn decide(&self, engine: &Engine, probed: &Probed) -> Route {
+        let signals = self.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, None);
+        let mut route = self.dispatcher.decide(&self.model, &signals);
+        if route.decision == Decision::Ambiguous {
+            if let Some(skills) = self.multi_intent(engine, &probed.question, &route) {
+                route.decision = Decision::Multi;
+                route.skills = skills;
+            }
+        }
+        route
+    }
+
+    /// Each clause of the question routed among the route's skills alone.
+    fn multi_intent(&self, engine: &Engine, question: &Question, route: &Route) -> Option<Vec<String>> {
+        let parts = clauses(&question.text);
+        if parts.len() < 2 {
+            return None;
+        }
+        let mut parts_routes = Vec::new();
+        for part in parts {
+            let p = self.probe(engine, &part, &route.skills).ok()?;
+            let signals: Vec<_> = self
+                .dispatcher
+                .signals(&p.question, &p.stats, &p.probes, None)
+                .into_iter()
+                .filter(|s| route.skills.contains(&s.skill))
+                .collect();
+            parts_routes.push(self.dispatcher.decide(&self.model, &signals));
+        }
+        owners(&parts_routes)
+    }
+
+    /// The route stage: the caller's skill, or the previous turn's for a follow-up that does not
+    /// clearly leave it, or the dispatcher's decision; an ambiguous one settled by `voter` (the
+    /// LLM) when it picks exactly one of the two skills.
+    pub fn route(
         &self,
-        question: &Question,
-        stats: &TermStats,
-        probes: &HashMap<String, Probe>,
-        leave_out: Option<(&str, usize)>,
-    ) -> Vec<Signals> {
-        self.profiles
-            .iter()
-            .map(|p| {
-                let skip = leave_out.filter(|(s, _)| *s == p.skill).map(|(_, i)| i);
-                let keyword_hits: Vec<String> = p
-                    .triggers
-                    .iter()
-                    .filter(|t| t.matches(&question.lower, &question.term_set))
-                    .map(|t| t.text.clone())
-                    .collect();
-                let probe = probes.get(&p.skill);
-                Signals {
-                    skill: p.skill.clone(),
-                    keyword_hits,
-                    profile: coverage(&question.terms, stats, |t| p.has_term(t, skip)),
-                    dense: question.vector.as_ref().and_then(|v| p.dense_similarity(v, skip)),
-                    vocabulary: coverage(&question.terms, stats, |t| stats.known_in(&p.skill, t)),
-                    knowledge: probe.map_or(0.0, |p| p.best_coverage),
-                    knowledge_dense: probe.and_then(|p| p.best_dense),
-                    language_match: p.language == question.language,
-                }
-            })
-            .collect()
-    }
-
-    /// The decision for signals already computed.
-    pub fn decide(&self, model: &RouterModel, signals: &[Signals]) -> Route {
-        let mut candidates: Vec<Candidate> = signals
-            .iter()
-            .map(|s| Candidate {
-                skill: s.skill.clone(),
-                score: model.confidence(s),
-                keyword_hits: s.keyword_hits.clone(),
-                dense: s.dense,
-                profile: s.profile,
-                vocabulary: s.vocabulary,
-                knowledge: s.knowledge,
-                knowledge_dense: s.knowledge_dense,
-                language_match: s.language_match,
-            })
-            .collect();
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.skill.cmp(&b.skill)));
-        let top = candidates.first().map_or(0.0, |c| c.score);
-        let second = candidates.get(1).map_or(0.0, |c| c.score);
-        let (decision, skills) = if candidates.is_empty() || top < model.accept {
-            (Decision::None, Vec::new())
-        } else if second >= model.in_domain && top - second < model.margin {
-            (Decision::Ambiguous, vec![candidates[0].skill.clone(), candidates[1].skill.clone()])
-        } else {
-            (Decision::Single, vec![candidates[0].skill.clone()])
+        engine: &Engine,
+        plan: &Plan,
+        forced: Option<&str>,
+        voter: Option<&Assist>,
+    ) -> Result<Routed, AskError> {
+        let all: Vec<String> = engine.skills().iter().map(|s| s.id.clone()).collect();
+        let targets = match forced {
+            Some(s) => vec![engine.skill(s)?.id.clone()],
+            None => all.clone(),
         };
-        Route { skills, confidence: top, decision, candidates, gate: None, forced: false, llm_vote: None }
+        let started = Instant::now();
+        let probed = self.probe(engine, &plan.retrieval_text, &targets)?;
+        let probe_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let mut route = match (forced, &plan.follow_up) {
+            (Some(s), _) => forced_route(s),
+            (None, Some(follow_up)) => {
+                let alone = self.decide(engine, &self.probe(engine, &plan.question, &all)?);
+                if leaves_topic(&alone, follow_up, self.model.accept) {
+                    alone
+                } else {
+                    keep_topic(self.decide(engine, &probed), follow_up)
+                }
+            }
+            (None, None) => self.decide(engine, &probed),
+        };
+        if let Some(voter) = voter.filter(|_| route.decision == Decision::Ambiguous) {
+            settle_by_vote(engine, voter, &mut route, &probed.question.text, plan.language);
+        }
+        Ok(Routed { route, probed, probe_ms })
     }
+}
+
+/// Whether a follow-up leaves the previous topic: the question alone routes to another skill
+/// *and* the previous one would not accept it. A short follow-up ("那两年呢？") says too little to
+/// leave the topic on its own.
+fn leaves_topic(alone: &Route, follow_up: &FollowUp, accept: f32) -> bool {
+    let previous_fits = alone.candidates.iter().any(|c| follow_up.skills.contains(&c.skill) && c.score >= accept);
+    alone.decision == Decision::Single && !follow_up.skills.contains(&alone.skills[0]) && !previous_fits
+}
+
+/// The follow-up's route: the previous turn's skills, with the signals of the question in context.
+fn keep_topic(mut route: Route, follow_up: &FollowUp) -> Route {
+    route.skills = follow_up.skills.clone();
+    route.decision = if follow_up.skills.len() > 1 { Decision::Multi } else { Decision::Single };
+    route
+}
+
+/// Two or more clauses each routed, alone, to a different skill: those skills.
+fn owners(parts_routes: &[Route]) -> Option<Vec<String>> {
+    let mut owners: Vec<String> = Vec::new();
+    for r in parts_routes.iter().filter(|r| r.decision == Decision::Single) {
+        if !owners.contains(&r.skills[0]) {
+            owners.push(r.skills[0].clone());
+        }
+    }
+    (owners.len() >= 2).then_some(owners)
+}
+
+/// The route of a question for a skill the caller named.
+fn forced_route(skill: &str) -> Route {
+    Route {
+        skills: vec![skill.to_string()],
+        confidence: 1.0,
+        decision: Decision::Single,
+        candidates: vec![],
+        gate: None,
+        forced: true,
+        llm_vote: None,
+    }
+}
+
+/// The LLM as a third routing signal: between two about equally likely skills, the one it
+/// picks (when it picks exactly one of them) settles the route. Any other reply — both,
+/// neither, another skill, junk — leaves the route ambiguous.
+fn settle_by_vote(engine: &Engine, voter: &Assist, route: &mut Route, question: &str, language: Language) {
+    let candidates: Vec<(String, String)> = route
+        .skills
+        .iter()
+        .filter_map(|id| engine.skill(id).ok().map(|s| (s.id.clone(), s.description.clone())))
+        .collect();
+    let Some(vote) = voter.route_vote(question, &candidates, language) else { return };
+    if let [picked] = vote.as_slice() {
+        route.skills = vec![picked.clone()];
+        route.decision = Decision::Single;
+    }
+    route.llm_vote = Some(vote);
 }
 
 /// Splits a question into the parts that may each ask something different (multi-intent).
@@ -191,5 +236,56 @@ mod tests {
         assert_eq!(clauses("试用期最长多久？另外，年休假有几天？"), vec!["试用期最长多久？", "，年休假有几天？"]);
         assert_eq!(clauses("What is R0? Also, how do I reset the router?").len(), 2);
         assert_eq!(clauses("试用期最长多久").len(), 1);
+    }
+
+    fn routed(decision: Decision, skills: &[&str], candidates: &[(&str, f32)]) -> Route {
+        let mut route = forced_route("x");
+        route.forced = false;
+        route.decision = decision;
+        route.skills = skills.iter().map(|s| s.to_string()).collect();
+        route.candidates = candidates
+            .iter()
+            .map(|(skill, score)| crate::contract::Candidate {
+                skill: skill.to_string(),
+                score: *score,
+                keyword_hits: vec![],
+                dense: None,
+                profile: 0.0,
+                vocabulary: 0.0,
+                knowledge: 0.0,
+                knowledge_dense: None,
+                language_match: true,
+            })
+            .collect();
+        route
+    }
+
+    fn follow_up(skill: &str) -> FollowUp {
+        FollowUp { skills: vec![skill.into()], key_terms: vec![] }
+    }
+
+    #[test]
+    fn a_follow_up_leaves_the_topic_only_for_a_skill_that_owns_it() {
+        let tea = routed(Decision::Single, &["tea"], &[("tea", 0.9), ("labor", 0.1)]);
+        assert!(leaves_topic(&tea, &follow_up("labor"), 0.5), "another skill owns it alone");
+        let both = routed(Decision::Single, &["tea"], &[("tea", 0.9), ("labor", 0.6)]);
+        assert!(!leaves_topic(&both, &follow_up("labor"), 0.5), "the previous skill would accept it too");
+        let same = routed(Decision::Single, &["labor"], &[("labor", 0.9)]);
+        assert!(!leaves_topic(&same, &follow_up("labor"), 0.5));
+        let nothing = routed(Decision::None, &[], &[("tea", 0.2)]);
+        assert!(!leaves_topic(&nothing, &follow_up("labor"), 0.5), "too little to leave the topic");
+        let kept = keep_topic(nothing, &follow_up("labor"));
+        assert_eq!((kept.decision, kept.skills), (Decision::Single, vec!["labor".to_string()]));
+        let two = FollowUp { skills: vec!["a".into(), "b".into()], key_terms: vec![] };
+        assert_eq!(keep_topic(routed(Decision::None, &[], &[]), &two).decision, Decision::Multi);
+    }
+
+    #[test]
+    fn multi_needs_two_clauses_owned_by_different_skills() {
+        let single = |s: &str| routed(Decision::Single, &[s], &[]);
+        assert_eq!(owners(&[single("a"), single("b")]), Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(owners(&[single("a"), single("a")]), None);
+        assert_eq!(owners(&[single("a"), routed(Decision::None, &[], &[])]), None);
+        assert_eq!(owners(&[single("a"), routed(Decision::Ambiguous, &["a", "b"], &[])]), None);
     }
 }

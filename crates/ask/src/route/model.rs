@@ -3,7 +3,7 @@
 //!
 //! Training data are the skills' own examples (positives for their skill, near-miss negatives for
 //! every other skill, signals computed with the example left out of its own profile), plus any
-//! labelled questions the user supplies. The logistic regression is written out here: eight
+//! labelled questions the user supplies. The logistic regression is written out here: nine
 //! features and a few hundred rows do not justify a linear-algebra dependency.
 
 use serde::{Deserialize, Serialize};
@@ -242,53 +242,8 @@ fn decide<'a>(q: &'a TrainingQuestion, conf: &[f32], accept: f32, without: Optio
 /// Fits the router on `questions`. `fingerprint` is stored to know when to refit.
 pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f32) -> RouterModel {
     let labelled = questions.iter().filter(|q| !q.near_miss).count();
-    // Regularization strength by cross-validated log loss.
-    let mut best: Option<(f32, f32, Vec<Vec<f32>>)> = None;
-    // Not below 0.1: a handful of separable examples would otherwise drive the weights to infinity.
-    for l2 in [0.1f32, 0.3, 1.0, 3.0, 10.0] {
-        let conf = cross_validated(questions, l2);
-        let loss = log_loss(questions, &conf);
-        if best.as_ref().is_none_or(|(_, l, _)| loss < *l - 1e-6) {
-            best = Some((l2, loss, conf));
-        }
-    }
-    let (l2, loss, conf) = best.unwrap_or((1.0, f32::NAN, Vec::new()));
-
-    // Thresholds over cross-validated confidences: in-scope questions routed right (weighted by
-    // `in_scope_weight`) plus out-of-scope ones (no skill, or their own skill removed) rejected.
-    let score = |accept: f32, in_scope_weight: f32| -> f32 {
-        let (mut right, mut in_scope, mut rejected, mut out_scope) = (0, 0, 0, 0);
-        for (q, c) in questions.iter().zip(&conf) {
-            match &q.answer {
-                Some(own) => {
-                    in_scope += 1;
-                    right += (decide(q, c, accept, None) == Some(own.as_str())) as usize;
-                    if q.near_miss {
-                        out_scope += 1;
-                        rejected += decide(q, c, accept, Some(own)).is_none() as usize;
-                    }
-                }
-                None => {
-                    out_scope += 1;
-                    rejected += decide(q, c, accept, None).is_none() as usize;
-                }
-            }
-        }
-        in_scope_weight * right as f32 / in_scope.max(1) as f32 + rejected as f32 / out_scope.max(1) as f32
-    };
-    let best_threshold = |in_scope_weight: f32| {
-        let grid: Vec<f32> = (1..100).map(|i| i as f32 / 100.0).collect();
-        let scores: Vec<f32> = grid.iter().map(|&a| score(a, in_scope_weight)).collect();
-        let top = scores.iter().copied().fold(f32::MIN, f32::max);
-        let range: Vec<f32> = grid.iter().zip(&scores).filter(|(_, &s)| s >= top - 1e-6).map(|(&a, _)| a).collect();
-        range.get(range.len() / 2).copied().unwrap_or(0.5)
-    };
-    // `in_domain` balances both errors. `accept` lets more in, weighing a wrongly turned-away
-    // question like a refused answerable one: what it lets in still has to pass the evidence check,
-    // and weak evidence with a confidence below `in_domain` is refused as out of scope after all.
-    let in_domain = best_threshold(1.0);
-    let accept = best_threshold(refusal_cost).min(in_domain);
-
+    let (l2, loss, conf) = regularization(questions);
+    let (accept, in_domain) = thresholds(questions, &conf, refusal_cost);
     let (x, y) = pairs(&questions.iter().collect::<Vec<_>>());
     let (weights, bias) = fit_logistic(&x, &y, l2);
     let ece = calibration_error(questions, &conf);
@@ -325,6 +280,59 @@ pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f3
         fingerprint,
         report,
     }
+}
+
+/// The regularization strength with the lowest cross-validated log loss, that loss, and the
+/// cross-validated confidences at it.
+fn regularization(questions: &[TrainingQuestion]) -> (f32, f32, Vec<Vec<f32>>) {
+    let mut best: Option<(f32, f32, Vec<Vec<f32>>)> = None;
+    // Not below 0.1: a handful of separable examples would otherwise drive the weights to infinity.
+    for l2 in [0.1f32, 0.3, 1.0, 3.0, 10.0] {
+        let conf = cross_validated(questions, l2);
+        let loss = log_loss(questions, &conf);
+        if best.as_ref().is_none_or(|(_, l, _)| loss < *l - 1e-6) {
+            best = Some((l2, loss, conf));
+        }
+    }
+    best.unwrap_or((1.0, f32::NAN, Vec::new()))
+}
+
+/// `(accept, in_domain)` over cross-validated confidences: in-scope questions routed right
+/// (weighted by the refusal cost for `accept`) plus out-of-scope ones (no skill, or their own
+/// skill removed) rejected.
+fn thresholds(questions: &[TrainingQuestion], conf: &[Vec<f32>], refusal_cost: f32) -> (f32, f32) {
+    let score = |accept: f32, in_scope_weight: f32| -> f32 {
+        let (mut right, mut in_scope, mut rejected, mut out_scope) = (0, 0, 0, 0);
+        for (q, c) in questions.iter().zip(conf) {
+            match &q.answer {
+                Some(own) => {
+                    in_scope += 1;
+                    right += (decide(q, c, accept, None) == Some(own.as_str())) as usize;
+                    if q.near_miss {
+                        out_scope += 1;
+                        rejected += decide(q, c, accept, Some(own)).is_none() as usize;
+                    }
+                }
+                None => {
+                    out_scope += 1;
+                    rejected += decide(q, c, accept, None).is_none() as usize;
+                }
+            }
+        }
+        in_scope_weight * right as f32 / in_scope.max(1) as f32 + rejected as f32 / out_scope.max(1) as f32
+    };
+    let best_threshold = |in_scope_weight: f32| {
+        let grid: Vec<f32> = (1..100).map(|i| i as f32 / 100.0).collect();
+        let scores: Vec<f32> = grid.iter().map(|&a| score(a, in_scope_weight)).collect();
+        let top = scores.iter().copied().fold(f32::MIN, f32::max);
+        let range: Vec<f32> = grid.iter().zip(&scores).filter(|(_, &s)| s >= top - 1e-6).map(|(&a, _)| a).collect();
+        range.get(range.len() / 2).copied().unwrap_or(0.5)
+    };
+    // `in_domain` balances both errors. `accept` lets more in, weighing a wrongly turned-away
+    // question like a refused answerable one: what it lets in still has to pass the evidence check,
+    // and weak evidence with a confidence below `in_domain` is refused as out of scope after all.
+    let in_domain = best_threshold(1.0);
+    (best_threshold(refusal_cost).min(in_domain), in_domain)
 }
 
 /// The knowledge-coverage level that best separates answerable questions (their own skill's best

@@ -46,7 +46,6 @@ pub struct SkillProfile {
     pub skill: String,
     pub language: Language,
     pub triggers: Vec<Trigger>,
-    pub examples: Vec<String>,
     /// Term counts over the whole profile text.
     terms: HashMap<String, u32>,
     /// Terms of each example, to leave one out when fitting.
@@ -77,7 +76,6 @@ impl SkillProfile {
             skill: skill.id.clone(),
             language: Language::detect(&language_sample),
             triggers: skill.triggers.iter().map(|t| Trigger::new(t)).collect(),
-            examples: skill.examples.clone(),
             terms,
             example_terms,
             description_vector: None,

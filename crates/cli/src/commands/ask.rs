@@ -19,7 +19,7 @@ pub fn ask(cli: &Cli, args: &AskArgs) -> Result<ExitCode> {
     let assistant = open_assistant(cli, !args.no_llm)?;
     let options = AskOptions { skill: args.skill.clone(), id: None };
     if cli.json {
-        print_json(&assistant.ask(&args.query, &options)?)?;
+        print_json(&assistant.ask(&args.query, &options, None, None)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let (answer, streamed) = ask_streamed(&assistant, &args.query, &options, None)?;
@@ -32,7 +32,7 @@ fn ask_streamed(
     assistant: &Assistant,
     query: &str,
     options: &AskOptions,
-    conversation: Option<&Conversation>,
+    conversation: Option<&mut Conversation>,
 ) -> Result<(Answer, bool), skillrag_ask::AskError> {
     let mut streamed = false;
     let mut on_text = |text: &str| {
@@ -40,7 +40,7 @@ fn ask_streamed(
         print!("{text}");
         std::io::stdout().flush().ok();
     };
-    let answer = assistant.ask_streaming(query, options, conversation, Some(&mut on_text))?;
+    let answer = assistant.ask(query, options, conversation, Some(&mut on_text))?;
     Ok((answer, streamed))
 }
 
@@ -161,18 +161,16 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
         }
         let options = AskOptions { skill: skill.clone(), id: None };
         if cli.json {
-            match assistant.ask_in(text, &options, Some(&conversation)) {
+            match assistant.ask(text, &options, Some(&mut conversation), None) {
                 Ok(answer) => {
-                    conversation.record(text, &answer);
                     println!("{}", serde_json::to_string(&answer)?);
                 }
                 Err(e) => eprintln!("error: {e}"),
             }
             continue;
         }
-        match ask_streamed(&assistant, text, &options, Some(&conversation)) {
+        match ask_streamed(&assistant, text, &options, Some(&mut conversation)) {
             Ok((answer, streamed)) => {
-                conversation.record(text, &answer);
                 print_answer(&answer, false, streamed);
                 println!();
             }
@@ -211,7 +209,7 @@ pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
             Ok(q) => {
                 let id = q.id.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
                 let options = AskOptions { skill: q.skill.or_else(|| args.skill.clone()), id: id.clone() };
-                match assistant.ask(&q.query, &options) {
+                match assistant.ask(&q.query, &options, None, None) {
                     Ok(answer) => serde_json::to_string(&answer)?,
                     Err(e) => {
                         failed += 1;

@@ -59,7 +59,7 @@ pub fn eval(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     let mut answers = Vec::with_capacity(rows.len());
     for row in &rows {
         let answer = assistant
-            .ask(&row.query, &AskOptions { skill: None, id: Some(row.id.clone()) })
+            .ask(&row.query, &AskOptions { skill: None, id: Some(row.id.clone()) }, None, None)
             .with_context(|| format!("question {}", row.id))?;
         answers.push(answer);
         bar.inc(1);

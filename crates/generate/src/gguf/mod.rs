@@ -180,11 +180,6 @@ impl GgufGenerator {
     pub fn load_time(&self) -> Duration {
         self.load_time
     }
-
-    /// The prompt text the chat template makes of `messages`.
-    pub fn render_prompt(&self, messages: &[crate::Message]) -> Result<String, GenerateError> {
-        self.template.render(messages).map_err(GenerateError::Inference)
-    }
 }
 
 /// Holds back streamed text that could be the start of a stop string, and finds stop strings.

@@ -57,7 +57,7 @@ pub struct Extracted {
     pub pages: Vec<(usize, u32)>,
     /// Question/answer pairs of a FAQ file, in file order; empty for other formats.
     pub faq: Vec<QaPair>,
-    /// The document's title when the format says (PDF /Title, DOCX core title, HTML <title> or <h1>).
+    /// The document's title when the format says (PDF /Title, DOCX core title, HTML `<title>` or `<h1>`).
     pub title: Option<String>,
 }
 

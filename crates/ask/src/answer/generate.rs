@@ -1,4 +1,4 @@
-//! The generate stage with an LLM (DESIGN.md §4.8): prompt → model → citation check.
+//! The answer written by an LLM (docs/design.md §4.8): prompt → model → citation check.
 //!
 //! The model sees the skill's instructions and boundary, the compiled context labelled `[n]`
 //! and the question, and is told to answer only from the context and to cite. What it writes is
@@ -9,7 +9,7 @@
 //! nothing unsupported is ever shown, even while streaming. An answer with no supported
 //! sentence, or an LLM failure, falls back to the extractive answer with a notice.
 
-use crate::answer::{marker_len, Citation, Context, ContextPiece, GenerationInfo};
+use crate::contract::{marker_len, Citation, Context, ContextPiece, GenerationInfo};
 use skillrag_core::Language;
 use skillrag_generate::{ChatRequest, Generator, Message};
 use skillrag_skill::Skill;
@@ -37,6 +37,7 @@ pub struct Fallback {
 }
 
 /// Settings of the stage (from `[llm]`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub max_tokens: usize,
     pub temperature: f32,
@@ -49,8 +50,8 @@ pub struct Settings {
 
 /// The chat messages for one question.
 pub fn prompt(skill: &Skill, context: &Context, question: &str, language: Language, judge: bool) -> Vec<Message> {
-    let chinese = language == Language::Chinese;
-    let mut system = if chinese {
+    let zh = language == Language::Chinese;
+    let mut system = if zh {
         format!(
             "你是「{}」知识助手：{}\n只根据下面的【资料】回答，不要使用资料以外的知识。\
              只回答所问的问题，不要介绍其他内容。每句话后面用 [n] 标注它依据的资料编号。回答简洁，使用中文。",
@@ -66,24 +67,24 @@ pub fn prompt(skill: &Skill, context: &Context, question: &str, language: Langua
         )
     };
     if judge {
-        system.push_str(&if chinese {
+        system.push_str(&if zh {
             format!("\n如果资料中没有答案，只回答 {NOT_FOUND_SENTINEL}。")
         } else {
             format!("\nIf the context does not contain the answer, reply only {NOT_FOUND_SENTINEL}.")
         });
     }
     if let Some(instructions) = skill.instructions.as_deref().filter(|i| !i.trim().is_empty()) {
-        system.push_str(if chinese { "\n\n【技能说明】\n" } else { "\n\n[skill instructions]\n" });
+        system.push_str(if zh { "\n\n【技能说明】\n" } else { "\n\n[skill instructions]\n" });
         system.push_str(instructions.trim());
     }
     if let Some(boundary) = &skill.boundary {
         if !boundary.not_supported.is_empty() {
-            system.push_str(if chinese { "\n\n【不支持】" } else { "\n\n[does not support] " });
-            system.push_str(&boundary.not_supported.join(if chinese { "；" } else { "; " }));
+            system.push_str(if zh { "\n\n【不支持】" } else { "\n\n[does not support] " });
+            system.push_str(&boundary.not_supported.join(if zh { "；" } else { "; " }));
         }
     }
     let context_text = crate::compile::render(context);
-    let user = if chinese {
+    let user = if zh {
         format!("【资料】\n{context_text}\n\n【问题】{question}")
     } else {
         format!("[context]\n{context_text}\n\n[question] {question}")
@@ -100,11 +101,11 @@ pub fn reply_without_retrieval(
     text: &str,
     skills: &[(String, String)],
     settings: &Settings,
-    chinese: bool,
+    language: Language,
     on_text: Option<OnText<'_>>,
 ) -> Result<(String, GenerationInfo), Box<Fallback>> {
     let list = skills.iter().map(|(id, d)| format!("{id}: {d}")).collect::<Vec<_>>().join("\n");
-    let system = match (kind, chinese) {
+    let system = match (kind, language == Language::Chinese) {
         (crate::gate::GateKind::Chitchat, true) => format!(
             "你是知识助手 skillrag，可以回答这些技能范围内的问题：\n{list}\n请用一两句话礼貌地回应用户的寒暄，\
              不要回答任何知识性问题。"
@@ -153,11 +154,11 @@ pub fn write(
     messages: Vec<Message>,
     context: &Context,
     settings: &Settings,
-    chinese: bool,
+    language: Language,
     on_text: Option<OnText<'_>>,
 ) -> Result<Written, Box<Fallback>> {
     let mut info = GenerationInfo { model: generator.describe(), ..Default::default() };
-    let mut checker = Checker::new(context, settings.min_support, chinese);
+    let mut checker = Checker::new(context, settings.min_support, language);
     // With a self-check to come, nothing may be shown before it.
     let (mut on_text, mut held) = match settings.self_check {
         true => (None, on_text),
@@ -197,7 +198,7 @@ pub fn write(
         checker.check_and_show(&sentence, &mut on_text);
     }
     if settings.self_check && checker.supported > 0 {
-        info.self_checked = Some(checker.self_check(generator, context, chinese, &mut info));
+        info.self_checked = Some(checker.self_check(generator, context, language, &mut info));
         if let Some(f) = held.as_mut().filter(|_| !checker.text.trim().is_empty()) {
             f(&checker.text);
         }
@@ -207,11 +208,7 @@ pub fn write(
     info.unsupported = checker.unsupported.clone();
     info.removed_citations = checker.removed.clone();
     if checker.text.trim().is_empty() {
-        let reason = if chinese {
-            "模型的回答没有资料支持"
-        } else {
-            "no sentence of the model's answer is supported by the context"
-        };
+        let reason = crate::messages::nothing_supported(language);
         return Err(Box::new(Fallback { reason: reason.to_string(), info }));
     }
     let citations = checker
@@ -256,7 +253,7 @@ fn list_item_body(claim: &str) -> &str {
 struct Checker {
     passages: Vec<Passage>,
     min_support: f32,
-    chinese: bool,
+    language: Language,
     text: String,
     raw: String,
     cited: Vec<usize>,
@@ -278,7 +275,7 @@ struct Shown {
 }
 
 impl Checker {
-    fn new(context: &Context, min_support: f32, chinese: bool) -> Checker {
+    fn new(context: &Context, min_support: f32, language: Language) -> Checker {
         let passages = context
             .pieces
             .iter()
@@ -292,7 +289,7 @@ impl Checker {
         Checker {
             passages,
             min_support,
-            chinese,
+            language,
             text: String::new(),
             raw: String::new(),
             cited: Vec::new(),
@@ -381,10 +378,10 @@ impl Checker {
         &mut self,
         generator: &dyn Generator,
         context: &Context,
-        chinese: bool,
+        language: Language,
         info: &mut GenerationInfo,
     ) -> bool {
-        let system = if chinese {
+        let system = if language == Language::Chinese {
             "判断资料是否支持这个陈述。只回答 yes 或 no。"
         } else {
             "Decide whether the passage supports the statement. Answer only yes or no."
@@ -398,7 +395,7 @@ impl Checker {
                 .and_then(|n| context.pieces.iter().find(|p| p.n == *n))
                 .map(|p| p.text.chars().take(SELF_CHECK_PASSAGE_CHARS).collect::<String>())
                 .unwrap_or_default();
-            let user = if chinese {
+            let user = if language == Language::Chinese {
                 format!("资料：{passage}\n\n陈述：{}\n\n资料支持这个陈述吗？", claim.claim)
             } else {
                 format!("Passage: {passage}\n\nStatement: {}\n\nDoes the passage support the statement?", claim.claim)
@@ -455,7 +452,7 @@ impl Checker {
         if !self.text.is_empty() {
             if new_line {
                 piece.push('\n');
-            } else if !self.chinese {
+            } else if self.language != Language::Chinese {
                 piece.push(' ');
             }
         }

@@ -1,4 +1,4 @@
-//! The answer and its parts: the public JSON contract of DESIGN.md §6 (extend, never rename).
+//! The answer and its parts: the public JSON contract of docs/design.md §6 (extend, never rename).
 
 use serde::{Deserialize, Serialize};
 use skillrag_core::Hit;
@@ -47,7 +47,7 @@ pub struct Candidate {
     pub language_match: bool,
 }
 
-/// The dispatcher's decision (DESIGN.md §1 Route).
+/// The dispatcher's decision (docs/design.md §1 Route).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Route {
     pub skills: Vec<String>,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::answer::ContextPiece;
+use crate::contract::ContextPiece;
 use skillrag_generate::{FinishReason, GenerateError, Generation, OnPiece};
 use std::time::Duration;
 
@@ -54,8 +54,14 @@ fn settings() -> Settings {
 
 fn run(model: &'static str) -> (Result<Written, Box<Fallback>>, String) {
     let mut streamed = String::new();
-    let result =
-        write(&Scripted(Ok(model)), vec![], &context(), &settings(), false, Some(&mut |t| streamed.push_str(t)));
+    let result = write(
+        &Scripted(Ok(model)),
+        vec![],
+        &context(),
+        &settings(),
+        Language::Other,
+        Some(&mut |t| streamed.push_str(t)),
+    );
     (result, streamed)
 }
 
@@ -107,7 +113,7 @@ fn nothing_supported_falls_back_and_not_found_is_a_judgement() {
 
 #[test]
 fn model_errors_become_a_fallback_reason() {
-    let result = write(&Scripted(Err("server down")), vec![], &context(), &settings(), false, None);
+    let result = write(&Scripted(Err("server down")), vec![], &context(), &settings(), Language::Other, None);
     let reason = result.err().unwrap().reason;
     assert!(reason.contains("server down"), "{reason}");
 }
@@ -187,7 +193,7 @@ fn run_self_checked(answer: &'static str, verdicts: &[&'static str]) -> (Written
         vec![],
         &context(),
         &settings,
-        false,
+        Language::Other,
         Some(&mut |t| {
             streamed.push_str(t);
             shown += 1;

@@ -1,7 +1,7 @@
-//! The extractive answer (DESIGN.md §4.8, no LLM): the sentences of the context that best cover
+//! The extractive answer (docs/design.md §4.8, no LLM): the sentences of the context that best cover
 //! the question, each followed by its `[n]`. Every word of the answer comes from a retrieved chunk.
 
-use crate::answer::{marker_len, Citation, Context, ContextPiece};
+use crate::contract::{marker_len, Citation, Context, ContextPiece};
 use crate::evidence::{text_coverage, TermStats};
 use crate::route::Question;
 
@@ -117,7 +117,7 @@ fn unwrap_lines(sentence: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::answer::ContextPiece;
+    use crate::contract::ContextPiece;
 
     #[test]
     fn wrapped_lines_are_joined() {

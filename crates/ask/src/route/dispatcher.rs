@@ -1,0 +1,159 @@
+//! The dispatcher: each skill's signals for a question, and the decision the fitted model makes
+//! from them (single / ambiguous / none; multi-intent is settled by the [`Router`](super::Router)).
+
+use super::model::{RouterModel, Signals};
+use super::probe::{Probe, Question};
+use super::profile::SkillProfile;
+use crate::contract::{Candidate, Decision, Route};
+use crate::evidence::{coverage, TermStats};
+use skillrag_engine::{Engine, EngineError};
+use skillrag_store::EmbeddingCache;
+use std::collections::HashMap;
+
+/// The profiles of every skill.
+pub struct Dispatcher {
+    pub profiles: Vec<SkillProfile>,
+}
+
+impl Dispatcher {
+    /// Every skill's profile, with its description and examples embedded (through the
+    /// embedding cache) when a model is configured.
+    pub fn open(engine: &Engine, min_visibility: f32) -> Result<Dispatcher, EngineError> {
+        let mut profiles: Vec<SkillProfile> = engine.skills().iter().map(SkillProfile::new).collect();
+        if let Some(embedder) = engine.embedder()? {
+            let state = engine.project.state_dir().join("cache/embeddings");
+            let mut cache = EmbeddingCache::open(&state, embedder.model_id(), embedder.dim()).ok();
+            for (profile, skill) in profiles.iter_mut().zip(engine.skills()) {
+                profile.embed(skill, embedder.as_ref(), cache.as_mut(), min_visibility).map_err(EngineError::Embed)?;
+            }
+        }
+        Ok(Dispatcher { profiles })
+    }
+
+    /// Signals of `question` for every skill. `leave_out` = (skill, example index) removes one
+    /// example from its own profile, for fitting on the examples themselves.
+    pub fn signals(
+        &self,
+        question: &Question,
+        stats: &TermStats,
+        probes: &HashMap<String, Probe>,
+        leave_out: Option<(&str, usize)>,
+    ) -> Vec<Signals> {
+        self.profiles
+            .iter()
+            .map(|p| {
+                let skip = leave_out.filter(|(s, _)| *s == p.skill).map(|(_, i)| i);
+                let keyword_hits: Vec<String> = p
+                    .triggers
+                    .iter()
+                    .filter(|t| t.matches(&question.lower, &question.term_set))
+                    .map(|t| t.text.clone())
+                    .collect();
+                let probe = probes.get(&p.skill);
+                Signals {
+                    skill: p.skill.clone(),
+                    keyword_hits,
+                    profile: coverage(&question.terms, stats, |t| p.has_term(t, skip)),
+                    dense: question.vector.as_ref().and_then(|v| p.dense_similarity(v, skip)),
+                    vocabulary: coverage(&question.terms, stats, |t| stats.known_in(&p.skill, t)),
+                    knowledge: probe.map_or(0.0, |p| p.best_coverage),
+                    knowledge_dense: probe.and_then(|p| p.best_dense),
+                    language_match: p.language == question.language,
+                }
+            })
+            .collect()
+    }
+
+    /// The decision for signals already computed.
+    pub fn decide(&self, model: &RouterModel, signals: &[Signals]) -> Route {
+        let mut candidates: Vec<Candidate> = signals
+            .iter()
+            .map(|s| Candidate {
+                skill: s.skill.clone(),
+                score: model.confidence(s),
+                keyword_hits: s.keyword_hits.clone(),
+                dense: s.dense,
+                profile: s.profile,
+                vocabulary: s.vocabulary,
+                knowledge: s.knowledge,
+                knowledge_dense: s.knowledge_dense,
+                language_match: s.language_match,
+            })
+            .collect();
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.skill.cmp(&b.skill)));
+        let top = candidates.first().map_or(0.0, |c| c.score);
+        let second = candidates.get(1).map_or(0.0, |c| c.score);
+        let (decision, skills) = if candidates.is_empty() || top < model.accept {
+            (Decision::None, Vec::new())
+        } else if second >= model.in_domain && top - second < model.margin {
+            (Decision::Ambiguous, vec![candidates[0].skill.clone(), candidates[1].skill.clone()])
+        } else {
+            (Decision::Single, vec![candidates[0].skill.clone()])
+        };
+        Route { skills, confidence: top, decision, candidates, gate: None, forced: false, llm_vote: None }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A model whose confidence follows the knowledge signal alone: sigmoid(10·knowledge − 5).
+    pub(crate) fn knowledge_model() -> RouterModel {
+        let mut weights = vec![0.0; super::super::model::FEATURES];
+        weights[5] = 10.0;
+        RouterModel {
+            feature_names: super::super::model::FEATURE_NAMES.iter().map(|s| s.to_string()).collect(),
+            weights,
+            bias: -5.0,
+            accept: 0.5,
+            in_domain: 0.7,
+            margin: 0.05,
+            evidence: 0.5,
+            fingerprint: String::new(),
+            report: Default::default(),
+        }
+    }
+
+    pub(crate) fn signals(skill: &str, knowledge: f32) -> Signals {
+        Signals {
+            skill: skill.into(),
+            keyword_hits: vec![],
+            profile: 0.0,
+            dense: None,
+            vocabulary: 0.0,
+            knowledge,
+            knowledge_dense: None,
+            language_match: true,
+        }
+    }
+
+    fn decide(signals: &[Signals]) -> (Decision, Vec<String>) {
+        let route = Dispatcher { profiles: vec![] }.decide(&knowledge_model(), signals);
+        (route.decision, route.skills)
+    }
+
+    #[test]
+    fn single_ambiguous_and_none_from_signals() {
+        let one = |s: &str| vec![s.to_string()];
+        assert_eq!(decide(&[signals("a", 0.9), signals("b", 0.2)]), (Decision::Single, one("a")));
+        assert_eq!(decide(&[signals("b", 0.2), signals("a", 0.9)]), (Decision::Single, one("a")), "order-free");
+        // Two in-domain skills within the margin: ask which.
+        let close = decide(&[signals("a", 0.9), signals("b", 0.88)]);
+        assert_eq!(close, (Decision::Ambiguous, vec!["a".to_string(), "b".to_string()]));
+        // Close, but the second is not in the domain: the first wins.
+        assert_eq!(decide(&[signals("a", 0.6), signals("b", 0.58)]), (Decision::Single, one("a")));
+        // Nothing reaches `accept`.
+        assert_eq!(decide(&[signals("a", 0.3), signals("b", 0.2)]), (Decision::None, vec![]));
+        assert_eq!(decide(&[]), (Decision::None, vec![]));
+    }
+
+    #[test]
+    fn candidates_carry_their_signals_best_first() {
+        let route = Dispatcher { profiles: vec![] }.decide(&knowledge_model(), &[signals("b", 0.2), signals("a", 0.9)]);
+        let order: Vec<&str> = route.candidates.iter().map(|c| c.skill.as_str()).collect();
+        assert_eq!(order, ["a", "b"]);
+        assert_eq!(route.candidates[0].knowledge, 0.9);
+        assert!((route.confidence - route.candidates[0].score).abs() < 1e-6);
+    }
+}
