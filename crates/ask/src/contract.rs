@@ -245,21 +245,28 @@ pub struct GenerationInfo {
     pub self_checked: Option<bool>,
 }
 
+impl Route {
+    /// Routed nowhere: no skill, no confidence, no signals. The other routes are built from it.
+    pub fn none() -> Route {
+        Route {
+            skills: vec![],
+            confidence: 0.0,
+            decision: Decision::None,
+            candidates: vec![],
+            gate: None,
+            forced: false,
+            llm_vote: None,
+        }
+    }
+}
+
 impl Answer {
     /// A question before any stage has run: routed nowhere, nothing retrieved, no refusal.
     pub fn new(id: Option<String>, query: String) -> Answer {
         Answer {
             id,
             query,
-            route: Route {
-                skills: vec![],
-                confidence: 0.0,
-                decision: Decision::None,
-                candidates: vec![],
-                gate: None,
-                forced: false,
-                llm_vote: None,
-            },
+            route: Route::none(),
             retrieved: false,
             attempts: 0,
             hits: vec![],

@@ -44,8 +44,8 @@ impl Conversation {
     /// Remembers a routed turn's topic (gated, out-of-scope and ambiguous turns leave the topic
     /// as it was).
     pub(crate) fn record(&mut self, question: &str, route: &Route) {
-        let routed = matches!(route.decision, Decision::Single | Decision::Multi);
-        if routed && route.gate.is_none() {
+        // A gated request's route is `none` too.
+        if matches!(route.decision, Decision::Single | Decision::Multi) {
             let key_terms = skillrag_text::keywords(question, 4);
             self.turns.push(Turn { question: question.to_string(), skills: route.skills.clone(), key_terms });
         }
@@ -110,11 +110,7 @@ mod tests {
     use super::*;
 
     fn routed(skill: &str, decision: Decision) -> Route {
-        let mut route = crate::gate::gated_route(crate::gate::GateKind::Chitchat);
-        route.gate = None;
-        route.skills = vec![skill.into()];
-        route.decision = decision;
-        route
+        Route { skills: vec![skill.into()], decision, ..Route::none() }
     }
 
     #[test]

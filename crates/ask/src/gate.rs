@@ -9,7 +9,7 @@
 //! Without an LLM this is a lexicon of conversational forms; it decides only whole short
 //! utterances (or explicit text operations), so a knowledge question is never swallowed.
 
-use crate::contract::{Decision, Route};
+use crate::contract::Route;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -526,20 +526,13 @@ pub fn check(question: &str, forced_skill: bool) -> Option<GateKind> {
 
 /// The route of a gated request: no skill, and the gate's kind as the reason.
 pub fn gated_route(kind: GateKind) -> Route {
-    Route {
-        skills: vec![],
-        confidence: 1.0,
-        decision: Decision::None,
-        candidates: vec![],
-        gate: Some(kind.as_str().to_string()),
-        forced: false,
-        llm_vote: None,
-    }
+    Route { confidence: 1.0, gate: Some(kind.as_str().to_string()), ..Route::none() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::Decision;
 
     fn kind(q: &str) -> Option<GateKind> {
         classify(q)

@@ -275,16 +275,15 @@ impl Assistant {
         on_text: Option<OnText<'_>>,
     ) -> Result<(), AskError> {
         let (route, language) = (&routed.route, plan.language);
-        let (question, stats) = (&routed.probed.question, &routed.probed.stats);
+        let refuser = self.refuser(routed, language);
         match route.decision {
             Decision::None => {
-                answer.refusal = Some(refuse::unrouted(&self.engine, route, question, stats, language));
+                answer.refusal = Some(refuser.unrouted(route));
                 return Ok(());
             }
             Decision::Ambiguous => {
                 let clarifier = llm.assist.filter(|_| self.settings.llm.clarify);
-                answer.refusal =
-                    Some(refuse::ambiguous(&self.engine, &route.skills, &question.text, clarifier, language));
+                answer.refusal = Some(refuser.ambiguous(&route.skills, clarifier));
                 return Ok(());
             }
             Decision::Single | Decision::Multi => {}
@@ -313,16 +312,8 @@ impl Assistant {
 
         if answer.hits.is_empty() {
             let follow_up = plan.follow_up.is_some();
-            answer.refusal = Some(refuse::nothing_retrieved(
-                &self.engine,
-                &mut answer.route,
-                &retrieval.weak_skills,
-                follow_up,
-                model.in_domain,
-                question,
-                stats,
-                language,
-            ));
+            let weak = &retrieval.weak_skills;
+            answer.refusal = Some(refuser.nothing_retrieved(&mut answer.route, weak, follow_up, model.in_domain));
             return Ok(());
         }
         let generate_started = Instant::now();
@@ -362,7 +353,7 @@ impl Assistant {
             }
             answer::Outcome::NotFound { generation } => {
                 answer.generation = Some(generation);
-                answer.refusal = Some(refuse::weak_evidence(&self.engine, &skill.id, question, stats, language));
+                answer.refusal = Some(self.refuser(routed, language).weak_evidence(&skill.id));
             }
             answer::Outcome::Extracted { text, citations, generation, warning } => {
                 answer.answer = text;
@@ -372,6 +363,11 @@ impl Assistant {
             }
         }
         Ok(())
+    }
+
+    fn refuser<'a>(&'a self, routed: &'a Routed, language: Language) -> refuse::Refuser<'a> {
+        let (question, stats) = (&routed.probed.question, &routed.probed.stats);
+        refuse::Refuser { engine: &self.engine, question, stats, language }
     }
 
     fn finish(&self, mut answer: Answer, started: Instant) -> Answer {

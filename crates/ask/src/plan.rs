@@ -39,13 +39,10 @@ pub fn plan(question: &str, conversation: Option<&Conversation>, rewriter: Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::Decision;
+    use crate::contract::{Decision, Route};
 
     fn conversation() -> Conversation {
-        let mut route = crate::gate::gated_route(crate::gate::GateKind::Chitchat);
-        route.gate = None;
-        route.skills = vec!["labor-law".into()];
-        route.decision = Decision::Single;
+        let route = Route { skills: vec!["labor-law".into()], decision: Decision::Single, ..Route::none() };
         let mut c = Conversation::new();
         c.record("劳动合同期限三年，试用期最长可以约定多久？", &route);
         c

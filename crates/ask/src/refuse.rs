@@ -3,7 +3,7 @@
 //! The texts are in [`messages`](crate::messages).
 
 use crate::assist::Assist;
-use crate::contract::{Decision, Refusal, Route};
+use crate::contract::{Decision, Refusal, RefusalKind, Route};
 use crate::evidence::{coverage, TermStats};
 use crate::messages;
 use crate::route::Question;
@@ -11,57 +11,76 @@ use skillrag_core::Language;
 use skillrag_engine::Engine;
 use skillrag_skill::Boundary;
 
-/// No skill accepted the question: the boundary of a candidate skill it is about, if any, else
-/// `out_of_scope`.
-pub fn unrouted(engine: &Engine, route: &Route, question: &Question, stats: &TermStats, language: Language) -> Refusal {
-    let boundary = route.candidates.iter().find_map(|c| {
-        let skill = engine.skill(&c.skill).ok()?;
-        let item = unsupported_topic(question, skill.boundary.as_ref()?, stats)?;
-        Some(messages::boundary(language, &c.skill, &item))
-    });
-    boundary.unwrap_or_else(|| out_of_scope(engine, language))
+/// A routed question's refusals: they depend on the project, the question (its terms, for the
+/// skills' boundaries) and the language it is answered in.
+#[derive(Clone, Copy)]
+pub struct Refuser<'a> {
+    pub engine: &'a Engine,
+    pub question: &'a Question,
+    pub stats: &'a TermStats,
+    pub language: Language,
 }
 
-pub fn out_of_scope(engine: &Engine, language: Language) -> Refusal {
-    let skills: Vec<String> = engine.skills().iter().map(|s| s.id.clone()).collect();
-    messages::out_of_scope(language, &skills)
-}
-
-/// The routed skill's evidence is weak: `boundary` when the question is about something the
-/// skill says it does not support, otherwise `not_found`.
-pub fn weak_evidence(
-    engine: &Engine,
-    skill_id: &str,
-    question: &Question,
-    stats: &TermStats,
-    language: Language,
-) -> Refusal {
-    let boundary = engine.skill(skill_id).ok().and_then(|s| s.boundary.as_ref());
-    match boundary.and_then(|b| unsupported_topic(question, b, stats)) {
-        Some(item) => messages::boundary(language, skill_id, &item),
-        None => messages::not_found(language, skill_id),
+impl Refuser<'_> {
+    /// No skill accepted the question: the boundary of a candidate skill it is about, if any,
+    /// else `out_of_scope`.
+    pub fn unrouted(&self, route: &Route) -> Refusal {
+        let boundary = route.candidates.iter().find_map(|c| {
+            let skill = self.engine.skill(&c.skill).ok()?;
+            let item = unsupported_topic(self.question, skill.boundary.as_ref()?, self.stats)?;
+            Some(messages::boundary(self.language, &c.skill, &item))
+        });
+        boundary.unwrap_or_else(|| self.out_of_scope())
     }
-}
 
-/// The refusal of a routed question whose retrieval kept nothing: `not_found` (or `boundary`) in
-/// its weak skill — or, with a weak fit to the skill too, `out_of_scope` after all, the route
-/// then marked `none`.
-#[allow(clippy::too_many_arguments)]
-pub fn nothing_retrieved(
-    engine: &Engine,
-    route: &mut Route,
-    weak_skills: &[String],
-    follow_up: bool,
-    in_domain: f32,
-    question: &Question,
-    stats: &TermStats,
-    language: Language,
-) -> Refusal {
-    match weak_skill(route, weak_skills, follow_up, in_domain) {
-        Some(skill) => weak_evidence(engine, &skill, question, stats, language),
-        None => {
-            unroute(route);
-            out_of_scope(engine, language)
+    pub fn out_of_scope(&self) -> Refusal {
+        let skills: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
+        messages::out_of_scope(self.language, &skills)
+    }
+
+    /// The routed skill's evidence is weak: `boundary` when the question is about something the
+    /// skill says it does not support, otherwise `not_found`.
+    pub fn weak_evidence(&self, skill_id: &str) -> Refusal {
+        let boundary = self.engine.skill(skill_id).ok().and_then(|s| s.boundary.as_ref());
+        match boundary.and_then(|b| unsupported_topic(self.question, b, self.stats)) {
+            Some(item) => messages::boundary(self.language, skill_id, &item),
+            None => messages::not_found(self.language, skill_id),
+        }
+    }
+
+    /// The refusal of a routed question whose retrieval kept nothing: `not_found` (or
+    /// `boundary`) in its weak skill — or, with a weak fit to the skill too, `out_of_scope`
+    /// after all, the route then marked `none`.
+    pub fn nothing_retrieved(
+        &self,
+        route: &mut Route,
+        weak_skills: &[String],
+        follow_up: bool,
+        in_domain: f32,
+    ) -> Refusal {
+        match weak_skill(route, weak_skills, follow_up, in_domain) {
+            Some(skill) => self.weak_evidence(&skill),
+            None => {
+                unroute(route);
+                self.out_of_scope()
+            }
+        }
+    }
+
+    /// The two skills an ambiguous route is between, and the question which one is meant —
+    /// worded by `clarifier` (the LLM) when its question names both skills, so the user can
+    /// answer it.
+    pub fn ambiguous(&self, skills: &[String], clarifier: Option<&Assist>) -> Refusal {
+        let describe = |id: &String| {
+            let d = self.engine.skill(id).map(|s| s.description.clone()).unwrap_or_default();
+            let short: String = d.chars().take(40).collect();
+            (id.clone(), short)
+        };
+        let (a, b) = (describe(&skills[0]), describe(&skills[1]));
+        let worded = clarifier.and_then(|c| c.clarify(&self.question.text, &a, &b, self.language));
+        match worded.filter(|m| m.contains(&a.0) && m.contains(&b.0)) {
+            Some(message) => Refusal { kind: RefusalKind::Ambiguous, message },
+            None => messages::ambiguous(self.language, &a, &b),
         }
     }
 }
@@ -74,28 +93,6 @@ fn weak_skill(route: &Route, weak_skills: &[String], follow_up: bool, in_domain:
         return None;
     }
     Some(weak_skills.first().or(route.skills.first()).cloned().unwrap_or_default())
-}
-
-/// The two skills an ambiguous route is between, and the question which one is meant — worded
-/// by `clarifier` (the LLM) when its question names both skills, so the user can answer it.
-pub fn ambiguous(
-    engine: &Engine,
-    skills: &[String],
-    question: &str,
-    clarifier: Option<&Assist>,
-    language: Language,
-) -> Refusal {
-    let describe = |id: &String| {
-        let d = engine.skill(id).map(|s| s.description.clone()).unwrap_or_default();
-        let short: String = d.chars().take(40).collect();
-        (id.clone(), short)
-    };
-    let (a, b) = (describe(&skills[0]), describe(&skills[1]));
-    let worded = clarifier.and_then(|c| c.clarify(question, &a, &b, language));
-    match worded.filter(|m| m.contains(&a.0) && m.contains(&b.0)) {
-        Some(message) => Refusal { kind: crate::contract::RefusalKind::Ambiguous, message },
-        None => messages::ambiguous(language, &a, &b),
-    }
 }
 
 /// Marks a route as `none`: the question is refused as out of scope after all.
@@ -128,13 +125,7 @@ mod tests {
     use super::*;
 
     fn route(confidence: f32, forced: bool) -> Route {
-        let mut r = crate::gate::gated_route(crate::gate::GateKind::Chitchat);
-        r.gate = None;
-        r.skills = vec!["a".into()];
-        r.decision = Decision::Single;
-        r.confidence = confidence;
-        r.forced = forced;
-        r
+        Route { skills: vec!["a".into()], decision: Decision::Single, confidence, forced, ..Route::none() }
     }
 
     #[test]

@@ -90,7 +90,7 @@ impl Dispatcher {
         } else {
             (Decision::Single, vec![candidates[0].skill.clone()])
         };
-        Route { skills, confidence: top, decision, candidates, gate: None, forced: false, llm_vote: None }
+        Route { skills, confidence: top, decision, candidates, ..Route::none() }
     }
 }
 

@@ -184,10 +184,8 @@ fn forced_route(skill: &str) -> Route {
         skills: vec![skill.to_string()],
         confidence: 1.0,
         decision: Decision::Single,
-        candidates: vec![],
-        gate: None,
         forced: true,
-        llm_vote: None,
+        ..Route::none()
     }
 }
 
@@ -239,11 +237,8 @@ mod tests {
     }
 
     fn routed(decision: Decision, skills: &[&str], candidates: &[(&str, f32)]) -> Route {
-        let mut route = forced_route("x");
-        route.forced = false;
-        route.decision = decision;
-        route.skills = skills.iter().map(|s| s.to_string()).collect();
-        route.candidates = candidates
+        let skills = skills.iter().map(|s| s.to_string()).collect();
+        let candidates = candidates
             .iter()
             .map(|(skill, score)| crate::contract::Candidate {
                 skill: skill.to_string(),
@@ -257,7 +252,7 @@ mod tests {
                 language_match: true,
             })
             .collect();
-        route
+        Route { skills, decision, candidates, ..Route::none() }
     }
 
     fn follow_up(skill: &str) -> FollowUp {
