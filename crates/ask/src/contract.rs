@@ -37,8 +37,10 @@ pub struct Candidate {
     pub dense: Option<f32>,
     /// BM25-weighted share of the question's terms found in the skill profile.
     pub profile: f32,
-    /// BM25-weighted share of the question's terms that occur anywhere in the skill's knowledge.
-    pub vocabulary: f32,
+    /// How much more the skill's knowledge uses the question's words than general language: the
+    /// mean clipped log likelihood ratio of the skill's language model against general language,
+    /// in [-1, 1] (0: no more than general language; resource selection, docs/design.md §4.2).
+    pub specificity: f32,
     /// BM25-weighted share of the question's terms found in the skill's best chunk.
     pub knowledge: f32,
     /// Embedding similarity of the question to the skill's nearest chunk, when visible.

@@ -20,7 +20,9 @@ pub struct TermStats {
     df: HashMap<String, u64>,
     /// Per skill, how many chunks contain each term.
     known: HashMap<String, HashMap<String, u64>>,
-    /// Expected document frequency of each Chinese word in a general corpus of `docs` documents.
+    /// Per skill, its number of chunks.
+    chunks: HashMap<String, f64>,
+    /// Share of general Chinese documents that contain each Chinese word (jieba's IDF table).
     general: HashMap<String, f64>,
 }
 
@@ -28,23 +30,49 @@ impl TermStats {
     /// Collects the statistics of `terms` over every skill's index (so IDF is project-wide).
     pub fn collect(indexes: &[NamedIndex], terms: &[String]) -> Result<TermStats, StoreError> {
         let unique: Vec<String> = unique(terms);
-        let mut df: HashMap<String, u64> = unique.iter().map(|t| (t.clone(), 0)).collect();
-        let mut known: HashMap<String, HashMap<String, u64>> = HashMap::new();
-        let mut docs = 0f64;
+        let mut per_skill = HashMap::new();
         for (skill, index) in indexes {
-            docs += index.len() as f64;
-            let counts = known.entry(skill.clone()).or_default();
-            for (term, n) in unique.iter().zip(index.doc_freqs(&unique)?) {
+            let counts: HashMap<String, u64> = unique.iter().cloned().zip(index.doc_freqs(&unique)?).collect();
+            per_skill.insert(skill.clone(), (index.len() as u64, counts));
+        }
+        Ok(TermStats::from_counts(per_skill, &unique))
+    }
+
+    /// The statistics from each skill's chunk count and the chunk counts of `terms`.
+    pub fn from_counts(per_skill: HashMap<String, (u64, HashMap<String, u64>)>, terms: &[String]) -> TermStats {
+        let mut df: HashMap<String, u64> = terms.iter().map(|t| (t.clone(), 0)).collect();
+        let mut docs = 0f64;
+        let mut known = HashMap::new();
+        let mut chunks = HashMap::new();
+        for (skill, (len, counts)) in per_skill {
+            docs += len as f64;
+            for (term, n) in &counts {
                 *df.entry(term.clone()).or_default() += n;
-                counts.insert(term.clone(), n);
             }
+            chunks.insert(skill.clone(), len as f64);
+            known.insert(skill, counts);
         }
         // The knowledge alone is a small sample of the language: a word as common as 之间 or 存在
         // may occur in few of its chunks and so weigh like a key term. A Chinese word's document
         // frequency is therefore averaged with its frequency in general Chinese (jieba's IDF
         // table), as if a general corpus as large as the knowledge were indexed alongside.
-        let general = general_frequencies(df.keys(), docs);
-        Ok(TermStats { docs, df, known, general })
+        let general = general_rates(df.keys());
+        TermStats { docs, df, known, chunks, general }
+    }
+
+    /// How many chunks `skill` has (0 when it is not indexed).
+    pub fn chunks_in(&self, skill: &str) -> f64 {
+        self.chunks.get(skill).copied().unwrap_or(0.0)
+    }
+
+    /// The share of documents of general language that contain `term`: general Chinese for a
+    /// Chinese word jieba knows, else the pooled knowledge of every skill (add-half smoothed, so a
+    /// word found nowhere is rare rather than impossible).
+    pub fn background(&self, term: &str) -> f64 {
+        match self.general.get(term) {
+            Some(&rate) => rate,
+            None => (self.df.get(term).copied().unwrap_or(0) as f64 + 0.5) / (self.docs + 1.0),
+        }
     }
 
     /// How many of `skill`'s chunks contain `term`.
@@ -52,24 +80,18 @@ impl TermStats {
         self.known.get(skill).and_then(|s| s.get(term)).copied().unwrap_or(0)
     }
 
-    /// Whether `term` occurs anywhere in `skill`'s knowledge.
-    pub fn known_in(&self, skill: &str, term: &str) -> bool {
-        self.count_in(skill, term) > 0
-    }
-
     /// BM25's IDF, with a Chinese word's document frequency averaged with its general one: terms
     /// found nowhere get the highest weight.
     pub fn idf(&self, term: &str) -> f32 {
         let known = self.df.get(term).copied().unwrap_or(0) as f64;
-        let df = self.general.get(term).map_or(known, |general| (known + general) / 2.0);
+        let df = self.general.get(term).map_or(known, |rate| (known + rate * self.docs) / 2.0);
         (1.0 + (self.docs - df + 0.5) / (df + 0.5)).ln() as f32
     }
 }
 
-/// Expected document frequencies, in a general Chinese corpus of `docs` documents, of the terms
-/// jieba's IDF table knows.
-fn general_frequencies<'a>(terms: impl Iterator<Item = &'a String>, docs: f64) -> HashMap<String, f64> {
-    terms.filter_map(|t| Some((t.clone(), docs * (-(skillrag_text::general_chinese_idf(t)? as f64)).exp()))).collect()
+/// The shares of general Chinese documents that contain the terms jieba's IDF table knows.
+fn general_rates<'a>(terms: impl Iterator<Item = &'a String>) -> HashMap<String, f64> {
+    terms.filter_map(|t| Some((t.clone(), (-(skillrag_text::general_chinese_idf(t)? as f64)).exp()))).collect()
 }
 
 /// Distinct terms, first occurrence order.
@@ -112,6 +134,7 @@ mod tests {
             docs: 100.0,
             df: [("劳动".to_string(), 90), ("试用期".to_string(), 3)].into_iter().collect(),
             known: HashMap::new(),
+            chunks: HashMap::new(),
             general: HashMap::new(),
         };
         let terms = vec!["劳动".to_string(), "试用期".to_string()];
@@ -133,7 +156,8 @@ mod tests {
             // Each occurs in 2 chunks of this small knowledge base.
             df: terms.iter().map(|t| (t.clone(), 2)).collect(),
             known: HashMap::new(),
-            general: general_frequencies(terms.iter(), docs),
+            chunks: HashMap::new(),
+            general: general_rates(terms.iter()),
         };
         assert!(stats.idf("之间") < stats.idf("试用期"), "{} {}", stats.idf("之间"), stats.idf("试用期"));
         // English has no general table: its weight is the knowledge's alone.

@@ -49,8 +49,9 @@ impl Refuser<'_> {
     }
 
     /// The refusal of a routed question whose retrieval kept nothing: `not_found` (or
-    /// `boundary`) in its weak skill — or, with a weak fit to the skill too, `out_of_scope`
-    /// after all, the route then marked `none`.
+    /// `boundary`) in its weak skill — or, with a weak fit to the skill too, refused as an
+    /// unrouted question after all (a candidate's `boundary`, else `out_of_scope`), the route
+    /// then marked `none`.
     pub fn nothing_retrieved(
         &self,
         route: &mut Route,
@@ -62,7 +63,7 @@ impl Refuser<'_> {
             Some(skill) => self.weak_evidence(&skill),
             None => {
                 unroute(route);
-                self.out_of_scope()
+                self.unrouted(route)
             }
         }
     }

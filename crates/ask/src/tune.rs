@@ -3,8 +3,8 @@
 //! in the project (`.skillrag/router.json`). The router is refitted automatically when the skills,
 //! settings or indexes change; labelled questions given to `tune` are kept for those refits.
 
-use crate::evidence::coverage;
 use crate::route::model::{self, RouterModel, TrainingQuestion};
+use crate::route::selection::{specificity, SkillModel};
 use crate::route::{Dispatcher, Probe, Probed};
 use crate::settings::AskSettings;
 use crate::AskError;
@@ -74,7 +74,7 @@ pub fn read_labelled(path: &std::path::Path, skills: &[String]) -> Result<Vec<La
 }
 
 /// Bumped whenever fitting changes, so saved routers are refitted.
-const ROUTER_VERSION: &str = "router-10";
+const ROUTER_VERSION: &str = "router-11";
 
 /// Questions from many everyday domains (see the file's header).
 const BACKGROUND: &str = include_str!("route/background.txt");
@@ -97,8 +97,8 @@ struct Fitting<'a> {
 }
 
 impl Fitting<'_> {
-    fn probe(&self, text: &str, skills: &[String]) -> Result<Probed, AskError> {
-        Ok(crate::route::probe(self.engine, text, skills, self.settings.hits)?)
+    fn probe(&self, text: &str, skills: &[String], leave_out: Option<(&str, usize)>) -> Result<Probed, AskError> {
+        Ok(crate::route::probe(self.engine, self.dispatcher, text, skills, self.settings.hits, leave_out)?)
     }
 }
 
@@ -180,14 +180,17 @@ pub(crate) fn fit_and_save(
 /// whose answer is not in the knowledge base looks like. It should still be routed to the skill
 /// (and then refused as `not_found`); the evidence threshold is fitted to tell the two apart.
 /// A few examples cannot show the range of such questions, so sentences sampled from the
-/// knowledge add more twins (see [`knowledge_questions`]).
+/// knowledge add more twins (see [`knowledge_questions`]); for a skill without examples they are
+/// its positives too.
 fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<Vec<TrainingQuestion>, AskError> {
     let skills: Vec<String> = f.engine.skills().iter().map(|s| s.id.clone()).collect();
     let mut out = Vec::new();
     for skill in f.engine.skills() {
         for (i, example) in skill.examples.iter().enumerate() {
-            let probed = f.probe(example, &skills)?;
-            let signals = f.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, Some((&skill.id, i)));
+            let leave_out = Some((skill.id.as_str(), i));
+            let probed = f.probe(example, &skills, leave_out)?;
+            let signals =
+                f.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, &probed.shortlist, leave_out);
             out.push(TrainingQuestion {
                 signals,
                 answer: Some(skill.id.clone()),
@@ -198,7 +201,20 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
             out.extend(unanswerable_twin(f, &skill.id, example, probed, Some(i))?);
         }
         for text in knowledge_questions(f.engine, &skill.id)? {
-            let probed = f.probe(&text, &skills)?;
+            let probed = f.probe(&text, &skills, None)?;
+            if skill.examples.is_empty() {
+                // A skill that gives no examples has only its knowledge to show where its
+                // questions route: the sentence with its document present stands in for one.
+                let signals =
+                    f.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, &probed.shortlist, None);
+                out.push(TrainingQuestion {
+                    signals,
+                    answer: Some(skill.id.clone()),
+                    near_miss: true,
+                    answerable: true,
+                    synthetic: true,
+                });
+            }
             out.extend(
                 unanswerable_twin(f, &skill.id, &text, probed, None)?
                     .map(|twin| TrainingQuestion { synthetic: true, ..twin }),
@@ -215,8 +231,8 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
         }
     }
     for line in BACKGROUND.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let p = f.probe(line, &skills)?;
-        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
+        let p = f.probe(line, &skills, None)?;
+        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, &p.shortlist, None);
         let in_scope = signals.iter().any(|s| least_own.get(&s.skill).is_some_and(|&min| s.knowledge >= min));
         if !in_scope {
             out.push(TrainingQuestion { signals, answer: None, near_miss: false, answerable: false, synthetic: false });
@@ -226,8 +242,8 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
         if crate::gate::classify(&l.query).is_some() {
             continue;
         }
-        let p = f.probe(&l.query, &skills)?;
-        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, None);
+        let p = f.probe(&l.query, &skills, None)?;
+        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, &p.shortlist, None);
         out.push(TrainingQuestion {
             signals,
             answer: l.skill.clone(),
@@ -249,7 +265,7 @@ fn unanswerable_twin(
     probed: Probed,
     leave_out: Option<usize>,
 ) -> Result<Option<TrainingQuestion>, AskError> {
-    let Probed { question, prepared, stats, mut probes } = probed;
+    let Probed { question, prepared, stats, mut probes, shortlist } = probed;
     let Some(own) = probes.get(skill) else { return Ok(None) };
     let removed_sources: Vec<String> =
         own.source_coverages.iter().filter(|(_, c)| *c >= 0.75 * own.best_coverage).map(|(s, _)| s.clone()).collect();
@@ -267,21 +283,29 @@ fn unanswerable_twin(
     let result = f.engine.search_prepared(text, &prepared, &options)?;
     probes.insert(skill.to_string(), Probe::new(skill, result.hits, &question, &stats));
     let leave_out = leave_out.map(|i| (skill, i));
-    let mut signals = f.dispatcher.signals(&question, &stats, &probes, leave_out);
-    // Without those documents, the words only they contained are unknown to the skill too.
+    let mut signals = f.dispatcher.signals(&question, &stats, &probes, &shortlist, leave_out);
+    // Without those documents, the skill's language model loses their chunks and words too.
     if let Some(index) = f.engine.index_of(skill)? {
         let question_terms = crate::evidence::unique(&question.terms);
         let mut removed: HashMap<&str, u64> = HashMap::new();
+        let mut removed_chunks = 0usize;
         for chunk in removed_sources.iter().flat_map(|s| index.chunks_of(s)) {
+            removed_chunks += 1;
             let terms: HashSet<String> = skillrag_text::analyze(&chunk.indexed_text()).into_iter().collect();
             for t in question_terms.iter().filter(|t| terms.contains(*t)) {
                 *removed.entry(t.as_str()).or_default() += 1;
             }
         }
         if let Some(own) = signals.iter_mut().find(|s| s.skill == skill) {
-            own.vocabulary =
-                coverage(&question.terms, &stats, |t| stats.count_in(skill, t) > removed.get(t).copied().unwrap_or(0));
+            let without = SkillModel {
+                chunks: (stats.chunks_in(skill) - removed_chunks as f64).max(0.0),
+                chunks_with: |t: &str| {
+                    stats.count_in(skill, t).saturating_sub(removed.get(t).copied().unwrap_or(0)) as f64
+                },
+            };
+            own.specificity = specificity(&question.terms, &stats, &without);
         }
+        crate::route::model::set_specificity_leads(&mut signals);
     }
     Ok(Some(TrainingQuestion {
         signals,
@@ -292,8 +316,11 @@ fn unanswerable_twin(
     }))
 }
 
-/// How many sentences of each skill's knowledge stand in for questions when fitting.
-const KNOWLEDGE_QUESTIONS: usize = 16;
+/// How many sentences of each skill's knowledge stand in for questions when fitting: up to 16
+/// per skill, about 1200 in all with many skills (so `tune` stays fast with hundreds), at least 2.
+fn knowledge_questions_per_skill(skills: usize) -> usize {
+    (1200 / skills.max(1)).clamp(2, 16)
+}
 
 /// Question-sized sentences from documents spread evenly over the skill's sources: stand-ins for
 /// questions of the skill's domain (doc2query-style synthetic queries, without a generator). Only
@@ -302,9 +329,10 @@ const KNOWLEDGE_QUESTIONS: usize = 16;
 fn knowledge_questions(engine: &Engine, skill: &str) -> Result<Vec<String>, AskError> {
     let Some(index) = engine.index_of(skill)? else { return Ok(Vec::new()) };
     let sources: Vec<&String> = index.manifest().files.keys().collect();
-    let step = (sources.len() as f64 / KNOWLEDGE_QUESTIONS as f64).max(1.0);
+    let wanted = knowledge_questions_per_skill(engine.skills().len());
+    let step = (sources.len() as f64 / wanted as f64).max(1.0);
     let mut out = Vec::new();
-    for k in 0..KNOWLEDGE_QUESTIONS.min(sources.len()) {
+    for k in 0..wanted.min(sources.len()) {
         let source = sources[(k as f64 * step) as usize];
         let picked = index.chunks_of(source).iter().find_map(|chunk| {
             skillrag_chunk::sentences(&chunk.text)

@@ -14,6 +14,7 @@ on_both_stores!(
     tune_fits_and_reports,
     eval_writes_markdown_json_and_chart,
     trace_and_model_mismatch,
+    empty_tiny_and_foreign_skills_take_no_questions,
 );
 
 use common::{demo_indexed_on, json, json_lines, run, skillrag, stderr, Backend};
@@ -100,7 +101,7 @@ fn route_shows_every_signal(backend: Backend) {
     let candidates = route["candidates"].as_array().unwrap();
     assert_eq!(candidates.len(), 3);
     for field in
-        ["score", "keyword_hits", "dense", "profile", "vocabulary", "knowledge", "knowledge_dense", "language_match"]
+        ["score", "keyword_hits", "dense", "profile", "specificity", "knowledge", "knowledge_dense", "language_match"]
     {
         assert!(candidates[0].get(field).is_some(), "candidate lacks {field}");
     }
@@ -215,4 +216,42 @@ fn trace_and_model_mismatch(backend: Backend) {
     tmp.remove_index("router-faq");
     let out = skillrag(dir, &["ask", "How do I update the firmware?", "--skill", "router-faq"]).output().unwrap();
     assert!(stderr(&out).contains("run `skillrag index --skill router-faq`"), "{}", stderr(&out));
+}
+
+/// Bad input for routing: a skill with no knowledge files, one with a single tiny file, and one
+/// in another language that shares the question's digits and Latin names must not take the
+/// example's questions from the skills that answer them.
+fn empty_tiny_and_foreign_skills_take_no_questions(backend: Backend) {
+    let tmp = demo_indexed_on(backend);
+    let dir = tmp.path();
+    let skill = |id: &str, description: &str, files: &[(&str, &str)]| {
+        let folder = dir.join("skills").join(id);
+        std::fs::create_dir_all(folder.join("knowledge")).unwrap();
+        std::fs::write(folder.join("SKILL.md"), format!("---\nname: {id}\ndescription: \"{description}\"\n---\n"))
+            .unwrap();
+        for (name, text) in files {
+            std::fs::write(folder.join("knowledge").join(name), text).unwrap();
+        }
+    };
+    skill("team-notes", "Team notes.", &[]);
+    skill("office-hours", "Office hours.", &[("hours.md", "# Hours\n\nThe office is open from 9 to 5.\n")]);
+    skill(
+        "nimbus-release-notes",
+        "Release notes of the Nimbus X2 firmware.",
+        &[(
+            "notes.md",
+            "# Firmware 2.4.10\n\nVersion 2.4.10 of the Nimbus X2 fixes WPS pairing on the 5 GHz band after 10 to 20 \
+             minutes. Version 2.4.9 shipped 6 months earlier.\n",
+        )],
+    );
+    run(dir, &["index"]);
+    for (question, owner) in [
+        ("职工累计工作满10年不满20年的，年休假是几天？", "labor-law"),
+        ("试用期最长可以约定6个月吗？", "labor-law"),
+        ("How do I factory reset the router?", "router-faq"),
+        ("绿茶用多少度的水泡？", "tea-brewing"),
+    ] {
+        let route = json(dir, &["route", question]);
+        assert_eq!(route["skills"], serde_json::json!([owner]), "{question}: {route}");
+    }
 }

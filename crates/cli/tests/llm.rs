@@ -132,7 +132,8 @@ fn multi_query_hyde_and_self_check_with_a_real_server() {
 #[test]
 fn the_llm_routing_vote_settles_or_keeps_an_ambiguous_route() {
     let Some((url, model)) = llm_server() else { return };
-    // Two skills whose profiles both fit a question about "my pet" (testdata/pets).
+    // Two skills whose profiles both fit a question about "my pet", and whose feeding pages cover
+    // it equally well, so the evidence is tied too (testdata/pets).
     let project = TestProject::new(Backend::Embedded);
     let dir = project.path();
     copy_dir(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/pets/skills"), &dir.join("skills"));

@@ -1,14 +1,20 @@
 //! The dispatcher: each skill's signals for a question, and the decision the fitted model makes
 //! from them (single / ambiguous / none; multi-intent is settled by the [`Router`](super::Router)).
 
-use super::model::{RouterModel, Signals};
+use super::model::{set_specificity_leads, RouterModel, Signals};
 use super::probe::{Probe, Question};
 use super::profile::SkillProfile;
+use super::selection::specificity;
 use crate::contract::{Candidate, Decision, Route};
 use crate::evidence::{coverage, TermStats};
 use skillrag_engine::{Engine, EngineError};
+use skillrag_store::hybrid::reciprocal_rank_fusion;
 use skillrag_store::EmbeddingCache;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+/// How many skills a question is searched in. Up to this many, all of them; beyond, the ones
+/// the compact statistics rank highest (routing cost stays flat with hundreds of skills).
+pub const SHORTLIST: usize = 8;
 
 /// The profiles of every skill.
 pub struct Dispatcher {
@@ -30,17 +36,58 @@ impl Dispatcher {
         Ok(Dispatcher { profiles })
     }
 
-    /// Signals of `question` for every skill. `leave_out` = (skill, example index) removes one
-    /// example from its own profile, for fitting on the examples themselves.
+    /// The skills of `skills` worth searching for `question`: every one when there are at most
+    /// [`SHORTLIST`], else the best by the fused ranks of the signals that need no search
+    /// (specificity; triggers and profile words; profile embedding). Resource selection from
+    /// per-skill statistics first, evidence from a shortlist second.
+    pub fn shortlist(
+        &self,
+        question: &Question,
+        stats: &TermStats,
+        skills: &[String],
+        leave_out: Option<(&str, usize)>,
+    ) -> Vec<String> {
+        let wanted: HashSet<&str> = skills.iter().map(String::as_str).collect();
+        let considered: Vec<&SkillProfile> =
+            self.profiles.iter().filter(|p| wanted.contains(p.skill.as_str())).collect();
+        if considered.len() <= SHORTLIST {
+            return considered.iter().map(|p| p.skill.clone()).collect();
+        }
+        let skip = |p: &SkillProfile| leave_out.filter(|(s, _)| *s == p.skill).map(|(_, i)| i);
+        let ranked = |score: &dyn Fn(&SkillProfile) -> f32| -> Vec<usize> {
+            let mut order: Vec<(usize, f32)> = considered.iter().enumerate().map(|(i, p)| (i, score(p))).collect();
+            order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            order.into_iter().map(|(i, _)| i).collect()
+        };
+        let by_specificity = ranked(&|p| specificity(&question.terms, stats, &stats.skill_model(&p.skill)));
+        let by_profile = ranked(&|p| {
+            let triggers = p.triggers.iter().filter(|t| t.matches(&question.lower, &question.term_set)).count();
+            triggers as f32 + coverage(&question.terms, stats, |t| p.has_term(t, skip(p)))
+        });
+        let by_dense =
+            question.vector.as_ref().map(|v| ranked(&|p| p.dense_similarity(v, skip(p)).unwrap_or(f32::MIN)));
+        let lists = [Some(by_specificity), Some(by_profile), by_dense].into_iter().flatten().map(|l| (1.0, l));
+        reciprocal_rank_fusion(lists, 60.0)
+            .into_iter()
+            .take(SHORTLIST)
+            .map(|(i, _)| considered[i].skill.clone())
+            .collect()
+    }
+
+    /// Signals of `question` for the skills of `shortlist`. `leave_out` = (skill, example index)
+    /// removes one example from its own profile, for fitting on the examples themselves.
     pub fn signals(
         &self,
         question: &Question,
         stats: &TermStats,
         probes: &HashMap<String, Probe>,
+        shortlist: &[String],
         leave_out: Option<(&str, usize)>,
     ) -> Vec<Signals> {
-        self.profiles
+        let mut signals: Vec<Signals> = self
+            .profiles
             .iter()
+            .filter(|p| shortlist.contains(&p.skill))
             .map(|p| {
                 let skip = leave_out.filter(|(s, _)| *s == p.skill).map(|(_, i)| i);
                 let keyword_hits: Vec<String> = p
@@ -55,13 +102,16 @@ impl Dispatcher {
                     keyword_hits,
                     profile: coverage(&question.terms, stats, |t| p.has_term(t, skip)),
                     dense: question.vector.as_ref().and_then(|v| p.dense_similarity(v, skip)),
-                    vocabulary: coverage(&question.terms, stats, |t| stats.known_in(&p.skill, t)),
+                    specificity: specificity(&question.terms, stats, &stats.skill_model(&p.skill)),
+                    specificity_lead: 0.0,
                     knowledge: probe.map_or(0.0, |p| p.best_coverage),
                     knowledge_dense: probe.and_then(|p| p.best_dense),
                     language_match: p.language == question.language,
                 }
             })
-            .collect()
+            .collect();
+        set_specificity_leads(&mut signals);
+        signals
     }
 
     /// The decision for signals already computed.
@@ -74,7 +124,7 @@ impl Dispatcher {
                 keyword_hits: s.keyword_hits.clone(),
                 dense: s.dense,
                 profile: s.profile,
-                vocabulary: s.vocabulary,
+                specificity: s.specificity,
                 knowledge: s.knowledge,
                 knowledge_dense: s.knowledge_dense,
                 language_match: s.language_match,
@@ -110,6 +160,7 @@ pub(crate) mod tests {
             in_domain: 0.7,
             margin: 0.05,
             evidence: 0.5,
+            evidence_margin: 0.1,
             fingerprint: String::new(),
             report: Default::default(),
         }
@@ -121,7 +172,8 @@ pub(crate) mod tests {
             keyword_hits: vec![],
             profile: 0.0,
             dense: None,
-            vocabulary: 0.0,
+            specificity: 0.0,
+            specificity_lead: 0.0,
             knowledge,
             knowledge_dense: None,
             language_match: true,

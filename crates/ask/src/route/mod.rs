@@ -3,14 +3,17 @@
 //! Signals per candidate skill: trigger hits (substrings and jieba terms), BM25-weighted term
 //! coverage of the question by the skill profile, embedding similarity to the profile (only when
 //! the model can see the text), the same two measures against the skill's knowledge (its best
-//! chunks), and whether the question is in the skill's language. A fitted logistic regression
-//! ([`model`]) turns them into a confidence; fitted thresholds decide single / multi /
-//! ambiguous / none.
+//! chunks), how much more the skill's knowledge uses the question's words than general language
+//! ([`selection`], resource selection) and whether the question is in the skill's language. With
+//! many skills only a shortlist is searched. A fitted logistic regression ([`model`]) turns the
+//! signals into a confidence; fitted thresholds decide single / multi / ambiguous / none, and
+//! the evidence settles an ambiguous pair unless it is tied too.
 
 mod dispatcher;
 pub(crate) mod model;
 mod probe;
 mod profile;
+pub(crate) mod selection;
 
 pub(crate) use dispatcher::Dispatcher;
 pub use model::RouterModel;
@@ -78,18 +81,21 @@ impl Router {
 
     /// Analyzes `text` and searches `skills` with it (no reranking).
     pub fn probe(&self, engine: &Engine, text: &str, skills: &[String]) -> Result<Probed, EngineError> {
-        probe::probe(engine, text, skills, self.hits)
+        probe::probe(engine, &self.dispatcher, text, skills, self.hits, None)
     }
 
-    /// The decision for a probed question; an ambiguous one whose parts each clearly belong to
-    /// a different accepted skill becomes `multi`.
+    /// The decision for a probed question. An ambiguous one whose parts each clearly belong to
+    /// a different accepted skill becomes `multi`; else the skill whose best document covers the
+    /// question clearly better answers it (neighbouring skills share words, not documents).
     pub fn decide(&self, engine: &Engine, probed: &Probed) -> Route {
-        let signals = self.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, None);
+        let signals = self.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, &probed.shortlist, None);
         let mut route = self.dispatcher.decide(&self.model, &signals);
         if route.decision == Decision::Ambiguous {
             if let Some(skills) = self.multi_intent(engine, &probed.question, &route) {
                 route.decision = Decision::Multi;
                 route.skills = skills;
+            } else {
+                settle_ambiguity(&mut route, self.model.evidence_margin);
             }
         }
         route
@@ -106,7 +112,7 @@ impl Router {
             let p = self.probe(engine, &part, &route.skills).ok()?;
             let signals: Vec<_> = self
                 .dispatcher
-                .signals(&p.question, &p.stats, &p.probes, None)
+                .signals(&p.question, &p.stats, &p.probes, &p.shortlist, None)
                 .into_iter()
                 .filter(|s| route.skills.contains(&s.skill))
                 .collect();
@@ -165,6 +171,19 @@ fn keep_topic(mut route: Route, follow_up: &FollowUp) -> Route {
     route.skills = follow_up.skills.clone();
     route.decision = if follow_up.skills.len() > 1 { Decision::Multi } else { Decision::Single };
     route
+}
+
+/// An ambiguous route between two skills becomes the better-evidenced one when their best
+/// documents' coverage of the question is not tied.
+fn settle_ambiguity(route: &mut Route, margin: f32) {
+    let candidate = |skill: &str| route.candidates.iter().find(|c| c.skill == skill);
+    let knowledge = |skill: &str| candidate(skill).map_or(0.0, |c| c.knowledge);
+    let [first, second] = route.skills.as_slice() else { return };
+    let Some(first_wins) = model::settle_by_evidence(knowledge(first), knowledge(second), margin) else { return };
+    let winner = if first_wins { first.clone() } else { second.clone() };
+    route.confidence = candidate(&winner).map_or(route.confidence, |c| c.score);
+    route.skills = vec![winner];
+    route.decision = Decision::Single;
 }
 
 /// Two or more clauses each routed, alone, to a different skill: those skills.
@@ -236,6 +255,24 @@ mod tests {
         assert_eq!(clauses("试用期最长多久").len(), 1);
     }
 
+    #[test]
+    fn neighbouring_skills_are_settled_by_their_evidence_unless_it_is_tied() {
+        let ambiguous = |labor: f32, contract: f32| {
+            let mut route = routed(Decision::Ambiguous, &["contract", "labor"], &[("contract", 0.95), ("labor", 0.9)]);
+            for c in &mut route.candidates {
+                c.knowledge = if c.skill == "labor" { labor } else { contract };
+            }
+            settle_ambiguity(&mut route, 0.1);
+            route
+        };
+        let settled = ambiguous(0.75, 0.3);
+        assert_eq!((settled.decision, settled.skills.clone()), (Decision::Single, vec!["labor".to_string()]));
+        assert!((settled.confidence - 0.9).abs() < 1e-6, "the winner's own confidence");
+        assert_eq!(ambiguous(0.3, 0.75).skills, vec!["contract".to_string()]);
+        let tied = ambiguous(0.5, 0.45);
+        assert_eq!((tied.decision, tied.skills.len()), (Decision::Ambiguous, 2), "tied evidence: ask");
+    }
+
     fn routed(decision: Decision, skills: &[&str], candidates: &[(&str, f32)]) -> Route {
         let skills = skills.iter().map(|s| s.to_string()).collect();
         let candidates = candidates
@@ -246,7 +283,7 @@ mod tests {
                 keyword_hits: vec![],
                 dense: None,
                 profile: 0.0,
-                vocabulary: 0.0,
+                specificity: 0.0,
                 knowledge: 0.0,
                 knowledge_dense: None,
                 language_match: true,

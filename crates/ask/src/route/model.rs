@@ -3,7 +3,7 @@
 //!
 //! Training data are the skills' own examples (positives for their skill, near-miss negatives for
 //! every other skill, signals computed with the example left out of its own profile), plus any
-//! labelled questions the user supplies. The logistic regression is written out here: nine
+//! labelled questions the user supplies. The logistic regression is written out here: ten
 //! features and a few hundred rows do not justify a linear-algebra dependency.
 
 use serde::{Deserialize, Serialize};
@@ -15,24 +15,28 @@ pub struct Signals {
     pub keyword_hits: Vec<String>,
     pub profile: f32,
     pub dense: Option<f32>,
-    /// BM25-weighted share of the question's terms that occur anywhere in the skill's knowledge.
-    pub vocabulary: f32,
+    /// How much more the skill's knowledge uses the question's words than general language
+    /// ([`super::selection::specificity`], in [-1, 1]).
+    pub specificity: f32,
+    /// The skill's specificity minus the best of the other candidates' ([`set_specificity_leads`]).
+    pub specificity_lead: f32,
     pub knowledge: f32,
     pub knowledge_dense: Option<f32>,
     pub language_match: bool,
 }
 
-pub const FEATURES: usize = 9;
+pub const FEATURES: usize = 10;
 pub const FEATURE_NAMES: [&str; FEATURES] = [
     "triggers",
     "profile_terms",
     "profile_dense",
     "profile_dense_seen",
-    "vocabulary",
+    "specificity",
     "knowledge_terms",
     "knowledge_dense",
     "knowledge_dense_seen",
     "language_match",
+    "specificity_lead",
 ];
 
 impl Signals {
@@ -43,12 +47,24 @@ impl Signals {
             self.profile,
             self.dense.unwrap_or(0.0),
             self.dense.is_some() as u8 as f32,
-            self.vocabulary,
+            self.specificity,
             self.knowledge,
             self.knowledge_dense.unwrap_or(0.0),
             self.knowledge_dense.is_some() as u8 as f32,
             self.language_match as u8 as f32,
+            self.specificity_lead,
         ]
+    }
+}
+
+/// Sets each skill's lead in specificity over the best other candidate, in [-1, 1]. Resource
+/// selection ranks collections against each other: how much a question's words are a skill's own
+/// varies from question to question, so what separates the skills is the difference.
+pub fn set_specificity_leads(signals: &mut [Signals]) {
+    let values: Vec<f32> = signals.iter().map(|s| s.specificity).collect();
+    for (i, s) in signals.iter_mut().enumerate() {
+        let best_other = values.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, v)| *v).fold(f32::MIN, f32::max);
+        s.specificity_lead = if best_other == f32::MIN { 0.0 } else { (s.specificity - best_other).clamp(-1.0, 1.0) };
     }
 }
 
@@ -86,6 +102,10 @@ pub struct RouterModel {
     /// The routed skill's best document must cover at least this share of the question, or the
     /// answer is `not_found`; single chunks covering less than half of it are filtered out.
     pub evidence: f32,
+    /// Two ambiguous skills whose best documents cover the question this much apart are not
+    /// tied: the better-covered one answers ([`settle_by_evidence`]).
+    #[serde(default = "default_evidence_margin")]
+    pub evidence_margin: f32,
     /// Identifies the skills, settings and labelled data the model was fitted on.
     pub fingerprint: String,
     pub report: FitReport,
@@ -100,6 +120,19 @@ impl RouterModel {
     pub fn is_answerable(&self, knowledge: f32) -> bool {
         knowledge >= self.evidence
     }
+}
+
+/// Used when the skills' examples show no ambiguous pair to fit the margin on: a tenth of the
+/// question's information.
+fn default_evidence_margin() -> f32 {
+    0.1
+}
+
+/// Between the two skills of an ambiguous route (`first`, `second`: their best-document coverage
+/// of the question), the one whose knowledge covers the question clearly better; `None` when the
+/// evidence is tied too and only the user can say which was meant.
+pub fn settle_by_evidence(first: f32, second: f32, margin: f32) -> Option<bool> {
+    (first - second).abs().ge(&margin).then_some(first > second)
 }
 
 fn sigmoid(z: f32) -> f32 {
@@ -214,17 +247,24 @@ fn pairs(questions: &[&TrainingQuestion]) -> (Vec<[f32; FEATURES]>, Vec<f32>) {
     (x, y)
 }
 
-/// Confidences for every question, each predicted by a model fitted without it.
+/// At most this many cross-validation folds: leave-one-out for the few dozen questions of a small
+/// project, fixed cost for the thousands of one with hundreds of skills.
+const FOLDS: usize = 20;
+
+/// Confidences for every question, each predicted by a model fitted without its fold.
 fn cross_validated(questions: &[TrainingQuestion], l2: f32) -> Vec<Vec<f32>> {
-    (0..questions.len())
-        .map(|held| {
-            let train: Vec<&TrainingQuestion> =
-                questions.iter().enumerate().filter(|(i, _)| *i != held).map(|(_, q)| q).collect();
-            let (x, y) = pairs(&train);
-            let (w, b) = fit_logistic(&x, &y, l2);
-            questions[held].signals.iter().map(|s| sigmoid(dot(&w, &s.features()) + b)).collect()
-        })
-        .collect()
+    let folds = questions.len().clamp(1, FOLDS);
+    let mut conf = vec![Vec::new(); questions.len()];
+    for fold in 0..folds {
+        let train: Vec<&TrainingQuestion> =
+            questions.iter().enumerate().filter(|(i, _)| i % folds != fold).map(|(_, q)| q).collect();
+        let (x, y) = pairs(&train);
+        let (w, b) = fit_logistic(&x, &y, l2);
+        for (i, q) in questions.iter().enumerate().filter(|(i, _)| i % folds == fold) {
+            conf[i] = q.signals.iter().map(|s| sigmoid(dot(&w, &s.features()) + b)).collect();
+        }
+    }
+    conf
 }
 
 /// The decision for one question given its skills' confidences: the top skill at or above
@@ -277,6 +317,7 @@ pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f3
         in_domain,
         margin: ece.clamp(0.02, 0.2),
         evidence: fit_evidence(questions, refusal_cost),
+        evidence_margin: fit_evidence_margin(questions, &conf, in_domain, ece.clamp(0.02, 0.2)),
         fingerprint,
         report,
     }
@@ -369,6 +410,44 @@ fn fit_evidence(questions: &[TrainingQuestion], refusal_cost: f32) -> f32 {
     range.get(range.len() / 2).copied().unwrap_or(0.0)
 }
 
+/// The coverage gap above which an ambiguous pair is settled by the evidence. Over the answerable
+/// training questions that the cross-validated model leaves ambiguous between their own skill and
+/// another: settling for the own skill counts 1, asking the user ½, settling for the other 0; the
+/// middle of the best range.
+fn fit_evidence_margin(questions: &[TrainingQuestion], conf: &[Vec<f32>], in_domain: f32, margin: f32) -> f32 {
+    let mut gaps = Vec::new();
+    for (q, c) in questions.iter().zip(conf).filter(|(q, _)| q.answerable) {
+        let mut ranked: Vec<(&Signals, f32)> = q.signals.iter().zip(c.iter().copied()).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let [(first, p1), (second, p2), ..] = ranked.as_slice() else { continue };
+        if *p2 < in_domain || p1 - p2 >= margin {
+            continue;
+        }
+        let own = q.answer.as_deref();
+        if own == Some(first.skill.as_str()) {
+            gaps.push(first.knowledge - second.knowledge);
+        } else if own == Some(second.skill.as_str()) {
+            gaps.push(second.knowledge - first.knowledge);
+        }
+    }
+    if gaps.is_empty() {
+        return default_evidence_margin();
+    }
+    let score = |m: f32| -> f32 {
+        gaps.iter()
+            .map(|&g| match settle_by_evidence(g, 0.0, m) {
+                Some(true) => 1.0,
+                Some(false) => 0.0,
+                None => 0.5,
+            })
+            .sum()
+    };
+    let grid: Vec<f32> = (1..=30).map(|i| i as f32 / 100.0).collect();
+    let best = grid.iter().map(|&m| score(m)).fold(f32::MIN, f32::max);
+    let range: Vec<f32> = grid.into_iter().filter(|&m| score(m) >= best - 1e-6).collect();
+    range.get(range.len() / 2).copied().unwrap_or_else(default_evidence_margin)
+}
+
 fn log_loss(questions: &[TrainingQuestion], conf: &[Vec<f32>]) -> f32 {
     let mut total = 0.0;
     let mut n = 0usize;
@@ -412,7 +491,8 @@ mod tests {
             keyword_hits: vec!["k".into(); hits],
             profile: knowledge / 2.0,
             dense: None,
-            vocabulary: knowledge,
+            specificity: knowledge,
+            specificity_lead: 0.0,
             knowledge,
             knowledge_dense: None,
             language_match: true,

@@ -2,6 +2,7 @@
 //! searched in the candidate skills. Routing reads the probes' evidence; the routed skill's
 //! retrieval starts from its probe instead of searching again.
 
+use super::Dispatcher;
 use crate::evidence::{coverage, NamedIndex, TermStats};
 use skillrag_core::{Hit, Language};
 use skillrag_engine::{Engine, EngineError, SearchOptions};
@@ -91,6 +92,8 @@ pub struct Probed {
     pub prepared: Query,
     pub stats: TermStats,
     pub probes: HashMap<String, Probe>,
+    /// The skills it was searched in ([`Dispatcher::shortlist`]); the route chooses among them.
+    pub shortlist: Vec<String>,
 }
 
 /// Every skill's open index (skills not indexed yet are left out).
@@ -104,18 +107,27 @@ fn indexes(engine: &Engine) -> Result<Vec<NamedIndex>, EngineError> {
     Ok(out)
 }
 
-/// Analyzes (and, when visible, embeds) `text` and searches `skills` with it, `hits` each.
-pub fn probe(engine: &Engine, text: &str, skills: &[String], hits: usize) -> Result<Probed, EngineError> {
+/// Analyzes (and, when visible, embeds) `text` and searches the shortlist of `skills` with it,
+/// `hits` each. `leave_out` as in [`Dispatcher::signals`].
+pub fn probe(
+    engine: &Engine,
+    dispatcher: &Dispatcher,
+    text: &str,
+    skills: &[String],
+    hits: usize,
+    leave_out: Option<(&str, usize)>,
+) -> Result<Probed, EngineError> {
     let prepared = engine.prepare_query(text, Mode::Hybrid)?;
     let question = Question::new(text, prepared.terms.clone(), prepared.vector.clone());
     let indexes = indexes(engine)?;
     let stats = TermStats::collect(&indexes, &question.terms)?;
+    let shortlist = dispatcher.shortlist(&question, &stats, skills, leave_out);
     let mut probes = HashMap::new();
-    for (skill, _) in indexes.iter().filter(|(s, _)| skills.contains(s)) {
+    for (skill, _) in indexes.iter().filter(|(s, _)| shortlist.contains(s)) {
         let probe = search_skill(engine, skill, &question, &prepared, &stats, hits, false)?;
         probes.insert(skill.clone(), probe);
     }
-    Ok(Probed { question, prepared, stats, probes })
+    Ok(Probed { question, prepared, stats, probes, shortlist })
 }
 
 /// Searches one skill with a prepared question. Routing probes every skill without the
