@@ -3,7 +3,7 @@
 //! in the project (`.skillrag/router.json`). The router is refitted automatically when the skills,
 //! settings or indexes change; labelled questions given to `tune` are kept for those refits.
 
-use crate::route::model::{self, RouterModel, TrainingQuestion};
+use crate::route::model::{self, RouterModel, Signals, TrainingQuestion};
 use crate::route::selection::{specificity, SkillModel};
 use crate::route::{Dispatcher, Probe, Probed};
 use crate::settings::AskSettings;
@@ -189,15 +189,7 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
         for (i, example) in skill.examples.iter().enumerate() {
             let leave_out = Some((skill.id.as_str(), i));
             let probed = f.probe(example, &skills, leave_out)?;
-            let signals =
-                f.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, &probed.shortlist, leave_out);
-            out.push(TrainingQuestion {
-                signals,
-                answer: Some(skill.id.clone()),
-                near_miss: true,
-                answerable: true,
-                synthetic: false,
-            });
+            out.push(positive(f.dispatcher.signals_of(&probed, leave_out), &skill.id, false));
             out.extend(unanswerable_twin(f, &skill.id, example, probed, Some(i))?);
         }
         for text in knowledge_questions(f.engine, &skill.id)? {
@@ -205,15 +197,7 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
             if skill.examples.is_empty() {
                 // A skill that gives no examples has only its knowledge to show where its
                 // questions route: the sentence with its document present stands in for one.
-                let signals =
-                    f.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, &probed.shortlist, None);
-                out.push(TrainingQuestion {
-                    signals,
-                    answer: Some(skill.id.clone()),
-                    near_miss: true,
-                    answerable: true,
-                    synthetic: true,
-                });
+                out.push(positive(f.dispatcher.signals_of(&probed, None), &skill.id, true));
             }
             out.extend(
                 unanswerable_twin(f, &skill.id, &text, probed, None)?
@@ -231,8 +215,7 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
         }
     }
     for line in BACKGROUND.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let p = f.probe(line, &skills, None)?;
-        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, &p.shortlist, None);
+        let signals = f.dispatcher.signals_of(&f.probe(line, &skills, None)?, None);
         let in_scope = signals.iter().any(|s| least_own.get(&s.skill).is_some_and(|&min| s.knowledge >= min));
         if !in_scope {
             out.push(TrainingQuestion { signals, answer: None, near_miss: false, answerable: false, synthetic: false });
@@ -242,8 +225,7 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
         if crate::gate::classify(&l.query).is_some() {
             continue;
         }
-        let p = f.probe(&l.query, &skills, None)?;
-        let signals = f.dispatcher.signals(&p.question, &p.stats, &p.probes, &p.shortlist, None);
+        let signals = f.dispatcher.signals_of(&f.probe(&l.query, &skills, None)?, None);
         out.push(TrainingQuestion {
             signals,
             answer: l.skill.clone(),
@@ -253,6 +235,12 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
         });
     }
     Ok(out)
+}
+
+/// A question of `skill` that its knowledge answers (an example, or a sampled sentence when
+/// `synthetic`), also a near miss for every other skill.
+fn positive(signals: Vec<Signals>, skill: &str, synthetic: bool) -> TrainingQuestion {
+    TrainingQuestion { signals, answer: Some(skill.to_string()), near_miss: true, answerable: true, synthetic }
 }
 
 /// The unanswerable twin of a question of `skill`: every document that covers it about as well

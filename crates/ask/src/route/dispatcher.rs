@@ -2,7 +2,7 @@
 //! from them (single / ambiguous / none; multi-intent is settled by the [`Router`](super::Router)).
 
 use super::model::{set_specificity_leads, RouterModel, Signals};
-use super::probe::{Probe, Question};
+use super::probe::{Probe, Probed, Question};
 use super::profile::SkillProfile;
 use super::selection::specificity;
 use crate::contract::{Candidate, Decision, Route};
@@ -61,8 +61,7 @@ impl Dispatcher {
         };
         let by_specificity = ranked(&|p| specificity(&question.terms, stats, &stats.skill_model(&p.skill)));
         let by_profile = ranked(&|p| {
-            let triggers = p.triggers.iter().filter(|t| t.matches(&question.lower, &question.term_set)).count();
-            triggers as f32 + coverage(&question.terms, stats, |t| p.has_term(t, skip(p)))
+            p.trigger_hits(question).len() as f32 + coverage(&question.terms, stats, |t| p.has_term(t, skip(p)))
         });
         let by_dense =
             question.vector.as_ref().map(|v| ranked(&|p| p.dense_similarity(v, skip(p)).unwrap_or(f32::MIN)));
@@ -90,16 +89,10 @@ impl Dispatcher {
             .filter(|p| shortlist.contains(&p.skill))
             .map(|p| {
                 let skip = leave_out.filter(|(s, _)| *s == p.skill).map(|(_, i)| i);
-                let keyword_hits: Vec<String> = p
-                    .triggers
-                    .iter()
-                    .filter(|t| t.matches(&question.lower, &question.term_set))
-                    .map(|t| t.text.clone())
-                    .collect();
                 let probe = probes.get(&p.skill);
                 Signals {
                     skill: p.skill.clone(),
-                    keyword_hits,
+                    keyword_hits: p.trigger_hits(question),
                     profile: coverage(&question.terms, stats, |t| p.has_term(t, skip)),
                     dense: question.vector.as_ref().and_then(|v| p.dense_similarity(v, skip)),
                     specificity: specificity(&question.terms, stats, &stats.skill_model(&p.skill)),
@@ -112,6 +105,11 @@ impl Dispatcher {
             .collect();
         set_specificity_leads(&mut signals);
         signals
+    }
+
+    /// [`Dispatcher::signals`] of a probed question, for the skills it was searched in.
+    pub fn signals_of(&self, probed: &Probed, leave_out: Option<(&str, usize)>) -> Vec<Signals> {
+        self.signals(&probed.question, &probed.stats, &probed.probes, &probed.shortlist, leave_out)
     }
 
     /// The decision for signals already computed.

@@ -88,7 +88,7 @@ impl Router {
     /// a different accepted skill becomes `multi`; else the skill whose best document covers the
     /// question clearly better answers it (neighbouring skills share words, not documents).
     pub fn decide(&self, engine: &Engine, probed: &Probed) -> Route {
-        let signals = self.dispatcher.signals(&probed.question, &probed.stats, &probed.probes, &probed.shortlist, None);
+        let signals = self.dispatcher.signals_of(probed, None);
         let mut route = self.dispatcher.decide(&self.model, &signals);
         if route.decision == Decision::Ambiguous {
             if let Some(skills) = self.multi_intent(engine, &probed.question, &route) {
@@ -110,12 +110,8 @@ impl Router {
         let mut parts_routes = Vec::new();
         for part in parts {
             let p = self.probe(engine, &part, &route.skills).ok()?;
-            let signals: Vec<_> = self
-                .dispatcher
-                .signals(&p.question, &p.stats, &p.probes, &p.shortlist, None)
-                .into_iter()
-                .filter(|s| route.skills.contains(&s.skill))
-                .collect();
+            let signals: Vec<_> =
+                self.dispatcher.signals_of(&p, None).into_iter().filter(|s| route.skills.contains(&s.skill)).collect();
             parts_routes.push(self.dispatcher.decide(&self.model, &signals));
         }
         owners(&parts_routes)

@@ -124,6 +124,15 @@ impl SkillProfile {
         Ok(())
     }
 
+    /// The triggers the question contains.
+    pub fn trigger_hits(&self, question: &super::Question) -> Vec<String> {
+        self.triggers
+            .iter()
+            .filter(|t| t.matches(&question.lower, &question.term_set))
+            .map(|t| t.text.clone())
+            .collect()
+    }
+
     /// Whether the profile contains `term`, leaving out example `skip` (for fitting).
     pub fn has_term(&self, term: &str, skip: Option<usize>) -> bool {
         let count = self.terms.get(term).copied().unwrap_or(0);
