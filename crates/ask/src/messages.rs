@@ -20,6 +20,20 @@ pub fn out_of_scope(language: Language, skills: &[String]) -> Refusal {
     Refusal { kind: RefusalKind::OutOfScope, message }
 }
 
+/// No skill fits, and the nearest skill's SKILL.md says it does not support `item`: still
+/// `out_of_scope` (no skill was chosen), with the boundary as the reason.
+pub fn out_of_scope_by_boundary(language: Language, skills: &[String], skill: &str, item: &str) -> Refusal {
+    let message = if zh(language) {
+        format!("这个问题不在现有技能的范围内：技能「{skill}」不支持{item}（可回答：{}）。", skills.join("、"))
+    } else {
+        format!(
+            "This question is outside the scope of the available skills: `{skill}` does not support {item} ({}).",
+            skills.join(", ")
+        )
+    };
+    Refusal { kind: RefusalKind::OutOfScope, message }
+}
+
 /// The skill fits, but its knowledge has nothing that answers.
 pub fn not_found(language: Language, skill: &str) -> Refusal {
     let message = if zh(language) {

@@ -22,20 +22,16 @@ pub struct Refuser<'a> {
 }
 
 impl Refuser<'_> {
-    /// No skill accepted the question: the boundary of a candidate skill it is about, if any,
-    /// else `out_of_scope`.
+    /// No skill accepted the question: `out_of_scope`, giving as the reason the boundary of a
+    /// candidate skill it is about, if any. (`boundary` is the refusal of a *routed* skill.)
     pub fn unrouted(&self, route: &Route) -> Refusal {
+        let skills: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
         let boundary = route.candidates.iter().find_map(|c| {
             let skill = self.engine.skill(&c.skill).ok()?;
             let item = unsupported_topic(self.question, skill.boundary.as_ref()?, self.stats)?;
-            Some(messages::boundary(self.language, &c.skill, &item))
+            Some(messages::out_of_scope_by_boundary(self.language, &skills, &c.skill, &item))
         });
-        boundary.unwrap_or_else(|| self.out_of_scope())
-    }
-
-    pub fn out_of_scope(&self) -> Refusal {
-        let skills: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
-        messages::out_of_scope(self.language, &skills)
+        boundary.unwrap_or_else(|| messages::out_of_scope(self.language, &skills))
     }
 
     /// The routed skill's evidence is weak: `boundary` when the question is about something the

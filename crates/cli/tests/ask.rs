@@ -63,8 +63,12 @@ fn gate_refusals_and_boundaries(backend: Backend) {
     let a = json(dir, &["ask", "股票基金怎么选？"]);
     assert_eq!(a["refusal"]["kind"], "out_of_scope", "{a}");
     assert!(a["refusal"]["message"].as_str().unwrap().contains("范围"), "answers in the question's language: {a}");
-    // labor-law's SKILL.md says it does not cover 工伤认定.
+    // labor-law's SKILL.md says it does not cover 工伤认定: unrouted, the question is out of
+    // scope with that boundary as the reason; asked of labor-law, it is refused as `boundary`.
     let a = json(dir, &["ask", "工伤认定的申请时限是多久？"]);
+    assert_eq!(a["refusal"]["kind"], "out_of_scope", "{a}");
+    assert!(a["refusal"]["message"].as_str().unwrap().contains("工伤认定"), "{a}");
+    let a = json(dir, &["ask", "工伤认定的申请时限是多久？", "--skill", "labor-law"]);
     assert_eq!(a["refusal"]["kind"], "boundary", "{a}");
     assert!(a["refusal"]["message"].as_str().unwrap().contains("工伤认定"), "{a}");
 }
