@@ -16,7 +16,13 @@ pub struct GapRecord {
     /// The skill the question was routed to; `None` for `out_of_scope`, which fits no skill.
     pub skill: Option<String>,
     pub kind: RefusalKind,
+    /// The question as the knowledge was searched for it: for a follow-up, its standalone form
+    /// (or the previous turn's key terms with it), since "and what about WPS?" alone tells an
+    /// owner nothing about what is missing.
     pub query: String,
+    /// A follow-up's own wording, when `query` is its standalone form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
 }
 
 /// The same question refused in the same skill, counted.
@@ -49,20 +55,25 @@ impl GapLog {
         &self.path
     }
 
-    /// The record for `answer`, when it was refused as `not_found` or `out_of_scope`.
-    pub fn record_of(answer: &Answer) -> Option<GapRecord> {
+    /// The record for `answer`, when it was refused as `not_found` or `out_of_scope`;
+    /// `standalone` is a follow-up's question as it was searched.
+    pub fn record_of(answer: &Answer, standalone: Option<&str>) -> Option<GapRecord> {
         let kind = answer.refusal.as_ref()?.kind;
         if !matches!(kind, RefusalKind::NotFound | RefusalKind::OutOfScope) {
             return None;
         }
         let skill = answer.route.skills.first().cloned();
         let time = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        Some(GapRecord { time, skill, kind, query: answer.query.clone() })
+        let (query, asked) = match standalone {
+            Some(s) if s != answer.query => (s.to_string(), Some(answer.query.clone())),
+            _ => (answer.query.clone(), None),
+        };
+        Some(GapRecord { time, skill, kind, query, asked })
     }
 
     /// Appends `answer` when it is a gap. Failing to log never fails the question.
-    pub fn record(&self, answer: &Answer) {
-        let Some(record) = Self::record_of(answer) else { return };
+    pub fn record(&self, answer: &Answer, standalone: Option<&str>) {
+        let Some(record) = Self::record_of(answer, standalone) else { return };
         let Ok(line) = serde_json::to_string(&record) else { return };
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         if file.is_none() {
@@ -141,11 +152,11 @@ mod tests {
     fn groups_repeated_questions_most_frequent_first() {
         let dir = tempfile::tempdir().unwrap();
         let log = GapLog::new(dir.path());
-        log.record(&refused("Wifi password?", Some("router"), RefusalKind::NotFound));
-        log.record(&refused("wifi password", Some("router"), RefusalKind::NotFound));
-        log.record(&refused("明天天气", None, RefusalKind::OutOfScope));
-        log.record(&refused("boundary", Some("router"), RefusalKind::Boundary));
-        log.record(&Answer::new(None, "answered".into()));
+        log.record(&refused("Wifi password?", Some("router"), RefusalKind::NotFound), None);
+        log.record(&refused("wifi password", Some("router"), RefusalKind::NotFound), None);
+        log.record(&refused("明天天气", None, RefusalKind::OutOfScope), None);
+        log.record(&refused("boundary", Some("router"), RefusalKind::Boundary), None);
+        log.record(&Answer::new(None, "answered".into()), None);
         std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"{broken\n").unwrap();
 
         let (gaps, unreadable) = log.list(None).unwrap();
@@ -155,6 +166,17 @@ mod tests {
         assert_eq!(gaps[1].skill, None);
         let (router, _) = log.list(Some("router")).unwrap();
         assert_eq!(router.len(), 1);
+    }
+
+    #[test]
+    fn a_follow_up_is_logged_as_it_was_searched() {
+        let answer = refused("and what about WPS?", Some("office"), RefusalKind::NotFound);
+        let r = GapLog::record_of(&answer, Some("WPS 表格 和 and what about WPS?")).unwrap();
+        assert_eq!(r.query, "WPS 表格 和 and what about WPS?");
+        assert_eq!(r.asked.as_deref(), Some("and what about WPS?"));
+        let plain = GapLog::record_of(&answer, None).unwrap();
+        assert_eq!((plain.query.as_str(), plain.asked.as_deref()), ("and what about WPS?", None));
+        assert!(!serde_json::to_string(&plain).unwrap().contains("asked"), "older readers see the same record");
     }
 
     #[test]

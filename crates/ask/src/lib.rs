@@ -187,7 +187,7 @@ impl Assistant {
             self.reply_gated(&mut answer, kind, llm, language, on_text);
             answer.timings_ms.gate = ms(started);
             answer.timings_ms.total = answer.timings_ms.gate;
-            self.record(&answer);
+            self.record(&answer, None);
             return Ok(answer);
         }
         answer.timings_ms.gate = ms(started);
@@ -209,7 +209,8 @@ impl Assistant {
             c.spend(g.prompt_tokens + g.completion_tokens);
         }
         result?;
-        Ok(self.finish(answer, started))
+        let standalone = plan.follow_up.is_some().then_some(plan.retrieval_text.as_str());
+        Ok(self.finish(answer, started, standalone))
     }
 
     /// A conversation rebuilt from its earlier user questions alone (oldest first), as an HTTP
@@ -370,19 +371,20 @@ impl Assistant {
         refuse::Refuser { engine: &self.engine, question, stats, language }
     }
 
-    fn finish(&self, mut answer: Answer, started: Instant) -> Answer {
+    fn finish(&self, mut answer: Answer, started: Instant, standalone: Option<&str>) -> Answer {
         answer.timings_ms.total = ms(started);
         if let Some(r) = &answer.refusal {
             answer.answer = r.message.clone();
         }
-        self.record(&answer);
+        self.record(&answer, standalone);
         answer
     }
 
-    /// Logs the finished question: the gaps log when refused, and the trace when enabled.
-    fn record(&self, answer: &Answer) {
+    /// Logs the finished question: the gaps log when refused (a follow-up as `standalone`, the
+    /// question it was searched as), and the trace when enabled.
+    fn record(&self, answer: &Answer, standalone: Option<&str>) {
         if let Some(gaps) = &self.gaps {
-            gaps.record(answer);
+            gaps.record(answer, standalone);
         }
         if let Some(path) = &self.settings.trace {
             trace::append(path, answer);

@@ -196,7 +196,7 @@ impl Service {
             if let Some(hit) = live.cache.as_ref().and_then(|c| lock(c).get(&key).cloned()) {
                 self.metrics.cache(true);
                 if let Some(log) = live.assistant.gap_log() {
-                    log.record(&hit);
+                    log.record(&hit, None);
                 }
                 return Ok((with_id(hit, options.id), true));
             }

@@ -54,17 +54,25 @@ impl Dispatcher {
             return considered.iter().map(|p| p.skill.clone()).collect();
         }
         let skip = |p: &SkillProfile| leave_out.filter(|(s, _)| *s == p.skill).map(|(_, i)| i);
-        let ranked = |score: &dyn Fn(&SkillProfile) -> f32| -> Vec<usize> {
-            let mut order: Vec<(usize, f32)> = considered.iter().enumerate().map(|(i, p)| (i, score(p))).collect();
+        // A ranking lists only the skills its signal says something about: skills tied at zero
+        // profile words would otherwise take ranks in the order they were loaded, and with
+        // hundreds of skills those free ranks outweigh the one signal that found the right skill.
+        let ranked = |score: &dyn Fn(&SkillProfile) -> f32, informative: fn(f32) -> bool| -> Vec<usize> {
+            let mut order: Vec<(usize, f32)> =
+                considered.iter().enumerate().map(|(i, p)| (i, score(p))).filter(|&(_, s)| informative(s)).collect();
             order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             order.into_iter().map(|(i, _)| i).collect()
         };
-        let by_specificity = ranked(&|p| specificity(&question.terms, stats, &stats.skill_model(&p.skill)));
-        let by_profile = ranked(&|p| {
-            p.trigger_hits(question).len() as f32 + coverage(&question.terms, stats, |t| p.has_term(t, skip(p)))
-        });
-        let by_dense =
-            question.vector.as_ref().map(|v| ranked(&|p| p.dense_similarity(v, skip(p)).unwrap_or(f32::MIN)));
+        let by_specificity =
+            ranked(&|p| specificity(&question.terms, stats, &stats.skill_model(&p.skill)), |s| s.is_finite());
+        let by_profile = ranked(
+            &|p| p.trigger_hits(question).len() as f32 + coverage(&question.terms, stats, |t| p.has_term(t, skip(p))),
+            |s| s > 0.0,
+        );
+        let by_dense = question
+            .vector
+            .as_ref()
+            .map(|v| ranked(&|p| p.dense_similarity(v, skip(p)).unwrap_or(f32::NAN), |s| s.is_finite()));
         let lists = [Some(by_specificity), Some(by_profile), by_dense].into_iter().flatten().map(|l| (1.0, l));
         reciprocal_rank_fusion(lists, 60.0)
             .into_iter()

@@ -122,6 +122,14 @@ impl RouterModel {
     }
 }
 
+/// Used when no skill gives an example to fit the evidence threshold on (a collection turned
+/// into skills by name alone): a document must cover a quarter of the question's information.
+/// Sentences drawn from the knowledge cannot stand in — they are covered verbatim. Without any
+/// threshold, every question that reaches a skill is answered from whatever it retrieves.
+fn default_evidence() -> f32 {
+    0.25
+}
+
 /// Used when the skills' examples show no ambiguous pair to fit the margin on: a tenth of the
 /// question's information.
 fn default_evidence_margin() -> f32 {
@@ -392,7 +400,7 @@ fn fit_evidence(questions: &[TrainingQuestion], refusal_cost: f32) -> f32 {
         }
     }
     if positives.is_empty() {
-        return 0.0;
+        return default_evidence();
     }
     let balanced = |t: f32| {
         let tp = positives.iter().filter(|&&v| v >= t).count() as f32 / positives.len() as f32;
@@ -497,6 +505,20 @@ mod tests {
             knowledge_dense: None,
             language_match: true,
         }
+    }
+
+    #[test]
+    fn without_real_questions_the_evidence_threshold_is_the_prior() {
+        // Only knowledge-drawn (synthetic) positives: their coverage says nothing about questions.
+        let synthetic = TrainingQuestion {
+            signals: vec![signals("a", 1.0, 0)],
+            answer: Some("a".into()),
+            near_miss: false,
+            answerable: true,
+            synthetic: true,
+        };
+        assert_eq!(fit_evidence(&[synthetic], 2.0), default_evidence());
+        assert!(default_evidence() > 0.0, "with no threshold any retrieval would be answered");
     }
 
     #[test]
