@@ -185,22 +185,27 @@ pub(crate) fn fit_and_save(
 fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<Vec<TrainingQuestion>, AskError> {
     let skills: Vec<String> = f.engine.skills().iter().map(|s| s.id.clone()).collect();
     let mut out = Vec::new();
-    for skill in f.engine.skills() {
+    let sampled: Vec<Vec<String>> =
+        f.engine.skills().iter().map(|s| knowledge_questions(f.engine, &s.id)).collect::<Result<_, _>>()?;
+    let collection = CollectionSample::new(&sampled);
+    for (n, skill) in f.engine.skills().iter().enumerate() {
         for (i, example) in skill.examples.iter().enumerate() {
             let leave_out = Some((skill.id.as_str(), i));
             let probed = f.probe(example, &skills, leave_out)?;
             out.push(positive(f.dispatcher.signals_of(&probed, leave_out), &skill.id, false));
             out.extend(unanswerable_twin(f, &skill.id, example, probed, Some(i))?);
         }
-        for text in knowledge_questions(f.engine, &skill.id)? {
-            let probed = f.probe(&text, &skills, None)?;
+        for (k, text) in sampled[n].iter().enumerate() {
             if skill.examples.is_empty() {
                 // A skill that gives no examples has only its knowledge to show where its
-                // questions route: the sentence with its document present stands in for one.
+                // questions route: the sentence, made less literal, stands in for one.
+                let query = collection.known_item_query(text, n, k);
+                let probed = f.probe(&query, &skills, None)?;
                 out.push(positive(f.dispatcher.signals_of(&probed, None), &skill.id, true));
             }
+            let probed = f.probe(text, &skills, None)?;
             out.extend(
-                unanswerable_twin(f, &skill.id, &text, probed, None)?
+                unanswerable_twin(f, &skill.id, text, probed, None)?
                     .map(|twin| TrainingQuestion { synthetic: true, ..twin }),
             );
         }
@@ -260,6 +265,15 @@ fn unanswerable_twin(
     if removed_sources.is_empty() {
         return Ok(None);
     }
+    let index = f.engine.index_of(skill)?;
+    let removed_chunks: Vec<_> =
+        index.iter().flat_map(|index| removed_sources.iter().flat_map(|s| index.chunks_of(s))).collect();
+    // A skill left without any knowledge is no place anyone would route a question to. Such a
+    // twin (a one-document skill, or every document answering) would teach the router that the
+    // knowledge does not matter: with hundreds of one-article skills, its weight went negative.
+    if index.is_some() && removed_chunks.len() as f64 >= stats.chunks_in(skill) {
+        return Ok(None);
+    }
     let filter = removed_sources.iter().fold(Filter::none(), |f, s| f.excluding(s));
     let options = SearchOptions {
         skills: vec![skill.to_string()],
@@ -273,12 +287,10 @@ fn unanswerable_twin(
     let leave_out = leave_out.map(|i| (skill, i));
     let mut signals = f.dispatcher.signals(&question, &stats, &probes, &shortlist, leave_out);
     // Without those documents, the skill's language model loses their chunks and words too.
-    if let Some(index) = f.engine.index_of(skill)? {
+    if index.is_some() {
         let question_terms = crate::evidence::unique(&question.terms);
         let mut removed: HashMap<&str, u64> = HashMap::new();
-        let mut removed_chunks = 0usize;
-        for chunk in removed_sources.iter().flat_map(|s| index.chunks_of(s)) {
-            removed_chunks += 1;
+        for chunk in &removed_chunks {
             let terms: HashSet<String> = skillrag_text::analyze(&chunk.indexed_text()).into_iter().collect();
             for t in question_terms.iter().filter(|t| terms.contains(*t)) {
                 *removed.entry(t.as_str()).or_default() += 1;
@@ -286,7 +298,7 @@ fn unanswerable_twin(
         }
         if let Some(own) = signals.iter_mut().find(|s| s.skill == skill) {
             let without = SkillModel {
-                chunks: (stats.chunks_in(skill) - removed_chunks as f64).max(0.0),
+                chunks: (stats.chunks_in(skill) - removed_chunks.len() as f64).max(0.0),
                 chunks_with: |t: &str| {
                     stats.count_in(skill, t).saturating_sub(removed.get(t).copied().unwrap_or(0)) as f64
                 },
@@ -332,6 +344,58 @@ fn knowledge_questions(engine: &Engine, skill: &str) -> Result<Vec<String>, AskE
         out.extend(picked);
     }
     Ok(out)
+}
+
+/// The terms of the knowledge sentences sampled from every skill: a sample of the whole
+/// collection's language model, for simulated queries.
+struct CollectionSample {
+    /// (skill index, term)
+    terms: Vec<(usize, String)>,
+}
+
+/// The share of a simulated query's terms drawn from the collection rather than the document.
+const COLLECTION_SHARE: f64 = 0.3;
+
+impl CollectionSample {
+    fn new(sampled: &[Vec<String>]) -> CollectionSample {
+        let terms = sampled
+            .iter()
+            .enumerate()
+            .flat_map(|(n, texts)| {
+                texts.iter().flat_map(move |t| skillrag_text::analyze(t).into_iter().map(move |w| (n, w)))
+            })
+            .filter(|(_, w)| w.chars().count() >= 2)
+            .collect();
+        CollectionSample { terms }
+    }
+
+    /// A known-item query for `sentence` (its `k`-th of skill `skill`), after Azzopardi, de Rijke
+    /// and Balog (SIGIR 2007): the document's terms mixed with terms of the collection's language
+    /// model (here: other skills' sampled sentences), a [`COLLECTION_SHARE`] of them. A copied
+    /// sentence is covered word for word by its document, which no real question is; fitted on
+    /// such positives alone, the router accepts only questions as literal as they are.
+    /// Deterministic: the same knowledge gives the same queries.
+    fn known_item_query(&self, sentence: &str, skill: usize, k: usize) -> String {
+        use std::hash::{Hash, Hasher};
+        let own = skillrag_text::analyze(sentence).len();
+        let wanted = (own as f64 * COLLECTION_SHARE / (1.0 - COLLECTION_SHARE)).ceil() as usize;
+        let mut query = sentence.to_string();
+        let mut added = 0;
+        for j in 0..wanted * 4 {
+            if added == wanted || self.terms.is_empty() {
+                break;
+            }
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (skill, k, j).hash(&mut h);
+            let (from, term) = &self.terms[(h.finish() % self.terms.len() as u64) as usize];
+            if *from != skill {
+                query.push(' ');
+                query.push_str(term);
+                added += 1;
+            }
+        }
+        query
+    }
 }
 
 /// About as long as a question: 10–40 characters of Chinese, or 6–30 words otherwise; not a
