@@ -349,7 +349,7 @@ fn knowledge_questions(engine: &Engine, skill: &str) -> Result<Vec<String>, AskE
 /// The terms of the knowledge sentences sampled from every skill: a sample of the whole
 /// collection's language model, for simulated queries.
 struct CollectionSample {
-    /// (skill index, term)
+    /// (skill index, word as written)
     terms: Vec<(usize, String)>,
 }
 
@@ -361,9 +361,7 @@ impl CollectionSample {
         let terms = sampled
             .iter()
             .enumerate()
-            .flat_map(|(n, texts)| {
-                texts.iter().flat_map(move |t| skillrag_text::analyze(t).into_iter().map(move |w| (n, w)))
-            })
+            .flat_map(|(n, texts)| texts.iter().flat_map(move |t| surface_words(t).into_iter().map(move |w| (n, w))))
             .filter(|(_, w)| w.chars().count() >= 2)
             .collect();
         CollectionSample { terms }
@@ -398,6 +396,16 @@ impl CollectionSample {
     }
 }
 
+/// The words of `text` as written, each one that analyzes to exactly its own term: a query
+/// built from them searches for the same terms (a stem such as "degre" would not).
+fn surface_words(text: &str) -> Vec<String> {
+    skillrag_text::tokens(text)
+        .into_iter()
+        .filter_map(|t| text.get(t.start..t.end).filter(|w| skillrag_text::analyze(w) == [t.term.as_str()]))
+        .map(str::to_string)
+        .collect()
+}
+
 /// About as long as a question: 10–40 characters of Chinese, or 6–30 words otherwise; not a
 /// heading, list marker or table row.
 fn question_sized(sentence: &str) -> bool {
@@ -414,7 +422,24 @@ fn question_sized(sentence: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::question_sized;
+    use super::{question_sized, CollectionSample};
+
+    #[test]
+    fn known_item_queries_mix_in_other_skills_terms() {
+        let sampled = vec![
+            vec!["Hold the reset button for ten seconds to restore factory settings.".to_string()],
+            vec!["Green tea is brewed with water between seventy and eighty degrees.".to_string()],
+        ];
+        let collection = CollectionSample::new(&sampled);
+        let query = collection.known_item_query(&sampled[0][0], 0, 0);
+        assert!(query.starts_with(&sampled[0][0]), "{query}");
+        let added: Vec<String> = skillrag_text::analyze(&query[sampled[0][0].len()..]);
+        let own = skillrag_text::analyze(&sampled[0][0]);
+        assert!(!added.is_empty() && added.len() <= own.len(), "{added:?}");
+        let other = skillrag_text::analyze(&sampled[1][0]);
+        assert!(added.iter().all(|t| other.contains(t)), "only other skills' terms: {added:?}");
+        assert_eq!(query, collection.known_item_query(&sampled[0][0], 0, 0), "deterministic");
+    }
 
     #[test]
     fn question_sized_sentences() {
