@@ -330,10 +330,11 @@ struct Payload<'a> {
 }
 
 fn operates_on_supplied_text(lower: &str) -> bool {
-    if asks_how_to_say(lower) {
+    let payload = payload(lower);
+    if asks_how_to_say(lower, payload.as_ref()) {
         return true;
     }
-    let Some(payload) = payload(lower) else { return false };
+    let Some(payload) = payload else { return false };
     let instruction = payload.instruction.as_str();
     let names_operation = OPERATIONS_ZH.iter().any(|w| instruction.contains(w))
         || OPERATIONS_EN.iter().any(|w| contains_words(instruction, w));
@@ -410,12 +411,12 @@ fn is_request(instruction: &str) -> bool {
 /// "How do you say 'good night' in Japanese?", "“不忘初心”用英语怎么说？": a phrase in another language.
 /// Quoted, the phrase may be anywhere; unquoted, the language must come right before 怎么说, or
 /// after "in" at the end of "how do you say … in X".
-fn asks_how_to_say(lower: &str) -> bool {
+fn asks_how_to_say(lower: &str, payload: Option<&Payload<'_>>) -> bool {
     const SAY_ZH: &[&str] = &["怎么说", "如何说", "怎么讲", "怎么表达", "如何表达", "怎么写"];
     const SAY_EN: &[&str] =
         &["how do you say", "how would you say", "how to say", "how do i say", "how can i say", "what is the word for"];
-    let quoted = payload(lower).filter(|p| p.quoted);
-    let instruction = quoted.as_ref().map_or(lower, |p| p.instruction.as_str());
+    let quoted = payload.filter(|p| p.quoted);
+    let instruction = quoted.map_or(lower, |p| p.instruction.as_str());
     let says_en = SAY_EN.iter().any(|w| instruction.contains(w));
     if quoted.is_some() {
         let says = says_en || SAY_ZH.iter().any(|w| instruction.contains(w));
@@ -431,11 +432,15 @@ fn asks_how_to_say(lower: &str) -> bool {
     zh || en
 }
 
+/// Chinese question words that ask for content (吗 asks only yes or no).
+const INTERROGATIVES_ZH: &[&str] = &["什么", "怎么", "为什么", "如何", "多少", "多久", "哪", "是否", "谁"];
+
 /// A question, by its punctuation or question words.
 fn is_question(text: &str) -> bool {
     let t = text.trim();
     t.ends_with(['?', '？'])
-        || ["什么", "怎么", "为什么", "如何", "多少", "多久", "哪", "是否", "吗", "谁"].iter().any(|w| t.contains(w))
+        || t.contains('吗')
+        || INTERROGATIVES_ZH.iter().any(|w| t.contains(w))
         || t.split('几')
             .skip(1)
             .any(|rest| rest.starts_with(['天', '年', '月', '个', '岁', '次', '条', '种', '点', '号', '级', '倍']))
@@ -836,7 +841,8 @@ fn is_creative_request(lower: &str) -> bool {
 /// "写一首关于秋天的诗", "编故事". "李白写的诗有哪些" names a poem but asks about knowledge.
 fn creative_request_zh(lower: &str) -> bool {
     const COUNTS: &[char] = &['一', '两', '几', '首', '个', '段', '则', '句', '篇', '副', '条', '些', '点', '支'];
-    if ["什么", "哪", "怎么", "为什么", "如何", "是否", "谁", "请问"].iter().any(|w| lower.contains(w)) {
+    // "能给我讲个笑话吗" is a request; "李白写的诗有哪些" asks for content.
+    if lower.contains("请问") || INTERROGATIVES_ZH.iter().any(|w| lower.contains(w)) {
         return false;
     }
     CREATIVE_VERBS_ZH.iter().any(|verb| {

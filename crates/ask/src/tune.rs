@@ -74,7 +74,7 @@ pub fn read_labelled(path: &std::path::Path, skills: &[String]) -> Result<Vec<La
 }
 
 /// Bumped whenever fitting changes, so saved routers are refitted.
-const ROUTER_VERSION: &str = "router-11";
+const ROUTER_VERSION: &str = "router-12";
 
 /// Questions from many everyday domains (see the file's header).
 const BACKGROUND: &str = include_str!("route/background.txt");
@@ -242,8 +242,8 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
     Ok(out)
 }
 
-/// A question of `skill` that its knowledge answers (an example, or a sampled sentence when
-/// `synthetic`), also a near miss for every other skill.
+/// A question of `skill` that its knowledge answers (an example, or a simulated query from a
+/// sampled sentence when `synthetic`), also a near miss for every other skill.
 fn positive(signals: Vec<Signals>, skill: &str, synthetic: bool) -> TrainingQuestion {
     TrainingQuestion { signals, answer: Some(skill.to_string()), near_miss: true, answerable: true, synthetic }
 }
@@ -323,9 +323,10 @@ fn knowledge_questions_per_skill(skills: usize) -> usize {
 }
 
 /// Question-sized sentences from documents spread evenly over the skill's sources: stand-ins for
-/// questions of the skill's domain (doc2query-style synthetic queries, without a generator). Only
-/// their unanswerable twins are used — with their own document present a copied sentence would be
-/// answered word for word, which no real question is.
+/// questions of the skill's domain (doc2query-style synthetic queries, without a generator). As
+/// they are, only their unanswerable twins are used: with its own document present a copied
+/// sentence is answered word for word, which no real question is. A skill without examples gets
+/// them as positives too, made less literal ([`CollectionSample::known_item_query`]).
 fn knowledge_questions(engine: &Engine, skill: &str) -> Result<Vec<String>, AskError> {
     let Some(index) = engine.index_of(skill)? else { return Ok(Vec::new()) };
     let sources: Vec<&String> = index.manifest().files.keys().collect();
