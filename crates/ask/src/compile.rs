@@ -35,19 +35,32 @@ impl<'a> Budget<'a> {
 }
 
 /// Builds the context from `hits` (best first): at most `max_pieces`, at most `per_source` from
-/// one document, within the budget.
+/// one document while other documents can fill the places, within the budget.
 pub fn compile(hits: &[Hit], max_pieces: usize, per_source: usize, budget: Budget<'_>) -> Context {
     let mut context = Context { budget: budget.limit, unit: budget.unit.into(), ..Default::default() };
     let mut chosen: Vec<&Hit> = Vec::new();
+    let mut over: Vec<&Hit> = Vec::new();
     let mut per: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
     for hit in hits {
         let count = per.entry((hit.skill.as_str(), hit.source.as_str())).or_default();
-        if chosen.len() >= max_pieces || *count >= per_source {
+        if chosen.len() >= max_pieces {
             context.dropped.push(label(hit));
-            continue;
+        } else if *count >= per_source {
+            over.push(hit);
+        } else {
+            *count += 1;
+            chosen.push(hit);
         }
-        *count += 1;
-        chosen.push(hit);
+    }
+    // The limit spreads the context over documents; when there are too few others, the places
+    // left go to the best remaining chunks of the same ones (a one-document skill keeps its
+    // best chunks instead of two).
+    for hit in over {
+        if chosen.len() < max_pieces {
+            chosen.push(hit);
+        } else {
+            context.dropped.push(label(hit));
+        }
     }
     // Tier order, keeping rank order inside a tier.
     chosen.sort_by_key(|h| tier_rank(h.tier));
@@ -133,13 +146,16 @@ mod tests {
             hit("rules/r.md", Tier::Rules, "rule"),
             hit("b.md", Tier::Examples, "example text that is long"),
         ];
-        let c = compile(&hits, 10, 2, Budget::chars(20));
+        let c = compile(&hits, 4, 2, Budget::chars(20));
         let order: Vec<&str> = c.pieces.iter().map(|p| p.text.as_str()).collect();
-        assert_eq!(order, vec!["rule", "aaaa", "bbbb"]);
+        assert_eq!(order, vec!["rule", "aaaa", "bbbb"], "two per document while others fill the places");
         assert_eq!(c.pieces.iter().map(|p| p.n).collect::<Vec<_>>(), vec![1, 2, 3]);
         assert_eq!(c.dropped, vec!["s/a.md#0", "s/b.md#0"]);
         assert!(c.used <= 20);
         assert!(render(&c).starts_with("[1] s/rules/r.md › H\nrule"));
+        // Places no other document fills go to the same document's next chunks.
+        let c = compile(&hits[..3], 4, 2, Budget::chars(20));
+        assert_eq!(c.pieces.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), vec!["aaaa", "bbbb", "cccc"]);
     }
 
     /// Counts whitespace-separated words as its tokens.

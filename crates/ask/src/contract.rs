@@ -68,6 +68,16 @@ pub struct Route {
     /// or disagreed (it is asked with the skills in both orders).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_vote: Option<Vec<String>>,
+    /// For a `multi` route: each part of the question and the skill that answers it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<RoutePart>,
+}
+
+/// One part of a multi-intent question and the skill it was routed to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutePart {
+    pub text: String,
+    pub skill: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,10 +111,13 @@ pub struct Refusal {
     pub message: String,
 }
 
-/// A numbered source of the answer.
+/// A numbered source of the answer: `n` is its `[n]` in the answer, numbered from 1 in the order
+/// the answer uses them; `context_n` is the same passage's label in `context`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Citation {
     pub n: usize,
+    #[serde(default)]
+    pub context_n: usize,
     pub skill: String,
     pub source: String,
     pub heading: String,
@@ -152,6 +165,7 @@ impl ContextPiece {
     pub fn citation(&self) -> Citation {
         Citation {
             n: self.n,
+            context_n: self.n,
             skill: self.skill.clone(),
             source: self.source.clone(),
             heading: self.heading.clone(),
@@ -258,6 +272,7 @@ impl Route {
             gate: None,
             forced: false,
             llm_vote: None,
+            parts: vec![],
         }
     }
 }

@@ -118,12 +118,6 @@ pub fn coverage(terms: &[String], stats: &TermStats, present: impl Fn(&str) -> b
     }
 }
 
-/// Coverage of the question by one text (analyzed with the project analyzer).
-pub fn text_coverage(terms: &[String], stats: &TermStats, text: &str) -> f32 {
-    let text_terms: HashSet<String> = skillrag_text::analyze(text).into_iter().collect();
-    coverage(terms, stats, |t| text_terms.contains(t))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

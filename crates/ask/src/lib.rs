@@ -343,7 +343,26 @@ impl Assistant {
         answer.context =
             compile::compile(&answer.hits, retrieval.context_k.max(1), self.settings.per_source.max(1), budget);
         let skill = self.engine.skill(&routed.route.skills[0])?;
-        let evidence = answer::Evidence { question, stats, context: &answer.context, rescued: retrieval.rescued };
+        let surroundings = self.surroundings(&answer.context)?;
+        let parts: Vec<answer::Part<'_>> = routed
+            .parts
+            .iter()
+            .map(|p| answer::Part {
+                skill: &p.skill,
+                text: &p.text,
+                question: &p.probed.question,
+                stats: &p.probed.stats,
+            })
+            .collect();
+        let evidence = answer::Evidence {
+            question,
+            stats,
+            context: &answer.context,
+            rescued: retrieval.rescued,
+            surroundings: &surroundings,
+            hits: &answer.hits,
+            parts: &parts,
+        };
         let outcome =
             answer::answer(llm.generator, skill, &answer.query, &evidence, &self.settings.generate, language, on_text);
         match outcome {
@@ -353,7 +372,7 @@ impl Assistant {
                 answer.generation = Some(generation);
             }
             answer::Outcome::NotFound { generation } => {
-                answer.generation = Some(generation);
+                answer.generation = generation;
                 answer.refusal = Some(self.refuser(routed, language).weak_evidence(&skill.id));
             }
             answer::Outcome::Extracted { text, citations, generation, warning } => {
@@ -364,6 +383,18 @@ impl Assistant {
             }
         }
         Ok(())
+    }
+
+    /// The document text around each context piece, for the extractive answer.
+    fn surroundings(&self, context: &Context) -> Result<Vec<answer::Surroundings>, AskError> {
+        let mut out = Vec::with_capacity(context.pieces.len());
+        for piece in &context.pieces {
+            out.push(match self.engine.index_of(&piece.skill)? {
+                Some(index) => answer::Surroundings::read(index.as_ref(), piece.chunk_id, &piece.text),
+                None => answer::Surroundings::alone(&piece.text, true),
+            });
+        }
+        Ok(out)
     }
 
     fn refuser<'a>(&'a self, routed: &'a Routed, language: Language) -> refuse::Refuser<'a> {

@@ -44,6 +44,16 @@ pub fn not_found(language: Language, skill: &str) -> Refusal {
     Refusal { kind: RefusalKind::NotFound, message }
 }
 
+/// One part of a multi-intent question that its skill's knowledge does not answer (the other
+/// parts are answered).
+pub fn part_not_found(language: Language, skill: &str, part: &str) -> String {
+    if zh(language) {
+        format!("（“{}”：技能「{skill}」的知识库中没有找到答案。）", part.trim())
+    } else {
+        format!("(“{}”: not found in the knowledge base of `{skill}`.)", part.trim())
+    }
+}
+
 /// The question is about `item`, which the skill's SKILL.md says it does not support.
 pub fn boundary(language: Language, skill: &str, item: &str) -> Refusal {
     let message = if zh(language) {

@@ -14,7 +14,7 @@ mod markdown;
 mod preset;
 mod split;
 
-pub use preset::{article_label, detect, Preset};
+pub use preset::{article_label, detect, is_question_line, Preset};
 
 use std::ops::Range;
 

@@ -251,7 +251,7 @@ fn separated_heading(after: &str) -> bool {
 }
 
 /// A line that starts a question: `Q:`, `Question:`, `问：`, `问题：`.
-fn is_question_line(line: &str) -> bool {
+pub fn is_question_line(line: &str) -> bool {
     let t = strip_decoration(line);
     ["Q:", "Q：", "Q.", "Question:", "问：", "问:", "问题：", "问题:"]
         .iter()

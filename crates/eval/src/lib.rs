@@ -5,14 +5,16 @@
 //! are the JSON contract of docs/design.md §6, so answers produced by another system (a peer
 //! baseline) are scored by the same code.
 
+mod article;
 mod chart;
+mod readable;
 
 pub use chart::svg_chart;
 
 use serde::{Deserialize, Serialize};
 use skillrag_ask::{Answer, RefusalKind};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One benchmark question.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -26,6 +28,10 @@ pub struct BenchRow {
     pub gold_sources: Vec<String>,
     #[serde(rename = "type")]
     pub kind: String,
+    /// The benchmark folder the row was read from ([`load_queries`] sets it): the readable-answer
+    /// check reads the documents answers cite from its `skills/`. `None`: they are not read.
+    #[serde(skip)]
+    pub bench: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +46,11 @@ pub enum EvalError {
 
 /// Reads `queries.jsonl` of a benchmark folder.
 pub fn load_queries(bench: &Path) -> Result<Vec<BenchRow>, EvalError> {
-    read_jsonl(&bench.join("queries.jsonl"))
+    let mut rows: Vec<BenchRow> = read_jsonl(&bench.join("queries.jsonl"))?;
+    for row in &mut rows {
+        row.bench = Some(bench.to_path_buf());
+    }
+    Ok(rows)
 }
 
 /// Reads answers (one JSON answer per line, with `id`) in any order.
@@ -98,6 +108,29 @@ pub struct Metrics {
     /// Mean decode speed of the LLM, tokens/s.
     #[serde(default)]
     pub tokens_per_second: Option<f64>,
+    /// Extractive answers (no LLM, or its fallback) to fact and unanswerable rows, neither
+    /// refused nor gated: the answers the readable-answer check reads.
+    #[serde(default)]
+    pub extractive_answers: usize,
+    /// Share of the extractive answers that pass the readable-answer check: no sentence is a
+    /// question, no line a heading, no table lacks its separator and a row, and each prose
+    /// sentence is a whole sentence of the document it cites.
+    #[serde(default)]
+    pub readable_answers: Option<f64>,
+    /// Extractive answers that fail the readable-answer check.
+    #[serde(default)]
+    pub unreadable_answers: usize,
+    /// Extractive answers that pass, but with sentences not checked for fragments because the
+    /// document they cite could not be read as text.
+    #[serde(default)]
+    pub readable_unchecked: usize,
+    /// Fact rows whose gold answers are article labels (第十九条, Article 19) and whose gold source
+    /// is among the hits.
+    #[serde(default)]
+    pub gold_article_rows: usize,
+    /// Share of those rows whose answer names a gold article (refusals name none).
+    #[serde(default)]
+    pub names_gold_article: Option<f64>,
 }
 
 /// Latency percentiles (ms) of one pipeline stage.
@@ -130,6 +163,32 @@ pub struct RowOutcome {
     /// 1-based rank of the first correct hit (fact rows).
     pub hit_rank: Option<usize>,
     pub route_correct: bool,
+    /// For an extractive answer to a fact or unanswerable row (neither refused nor gated):
+    /// whether it passes the readable-answer check; `None` for other rows. Set by [`score`].
+    #[serde(default)]
+    pub readable: Option<bool>,
+    /// Why the answer failed the readable-answer check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+    /// Sentences not checked for fragments: their cited document could not be read as text.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unchecked_sentences: usize,
+    /// For a fact row whose gold answers are article labels and whose gold source was retrieved:
+    /// whether the answer names one of them.
+    #[serde(default)]
+    pub names_gold_article: Option<bool>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The answer was extracted from the knowledge (no LLM, or the LLM's fallback), not refused, and
+/// not the gate's reply.
+fn is_extractive(answer: &Answer) -> bool {
+    answer.generation.as_ref().is_none_or(|g| g.fallback.is_some())
+        && answer.refusal.is_none()
+        && answer.route.gate.is_none()
 }
 
 #[derive(Default)]
@@ -153,6 +212,11 @@ struct Tally {
     supported: usize,
     fallbacks: usize,
     speeds: Vec<f64>,
+    extractive: usize,
+    readable: usize,
+    unchecked: usize,
+    article_rows: usize,
+    article_named: usize,
 }
 
 impl Tally {
@@ -199,6 +263,15 @@ impl Tally {
                 self.speeds.push(g.tokens_per_second);
             }
         }
+        if let Some(readable) = outcome.readable {
+            self.extractive += 1;
+            self.readable += readable as usize;
+            self.unchecked += (readable && outcome.unchecked_sentences > 0) as usize;
+        }
+        if let Some(named) = outcome.names_gold_article {
+            self.article_rows += 1;
+            self.article_named += named as usize;
+        }
     }
 
     fn metrics(&self) -> Metrics {
@@ -223,11 +296,18 @@ impl Tally {
             llm_fallbacks: self.fallbacks,
             tokens_per_second: (!self.speeds.is_empty())
                 .then(|| self.speeds.iter().sum::<f64>() / self.speeds.len() as f64),
+            extractive_answers: self.extractive,
+            readable_answers: rate(self.readable, self.extractive),
+            unreadable_answers: self.extractive - self.readable,
+            readable_unchecked: self.unchecked,
+            gold_article_rows: self.article_rows,
+            names_gold_article: rate(self.article_named, self.article_rows),
         }
     }
 }
 
-/// The outcome of one row: routing and the rank of the first correct hit.
+/// The outcome of one row: routing, the rank of the first correct hit, and whether a statute
+/// answer names the gold article (the readable-answer check is [`score`]'s, which reads documents).
 pub fn outcome(row: &BenchRow, answer: &Answer) -> RowOutcome {
     let routed = answer.route.skills.clone();
     let route_correct = match &row.skill {
@@ -255,6 +335,8 @@ pub fn outcome(row: &BenchRow, answer: &Answer) -> RowOutcome {
         refusal: answer.refusal.as_ref().map(|r| r.kind.as_str().to_string()),
         hit_rank,
         route_correct,
+        names_gold_article: article::names_gold_article(row, answer),
+        ..Default::default()
     }
 }
 
@@ -265,13 +347,20 @@ pub fn score(bench: &str, system: &str, rows: &[BenchRow], answers: &[Answer]) -
     let mut per: BTreeMap<String, Tally> = BTreeMap::new();
     let mut stages: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut outcomes = Vec::new();
+    let mut documents = readable::Documents::default();
     for (i, row) in rows.iter().enumerate() {
         let answer = by_id
             .get(row.id.as_str())
             .copied()
             .or_else(|| answers.get(i).filter(|a| a.id.is_none()))
             .ok_or_else(|| EvalError::Missing(row.id.clone()))?;
-        let o = outcome(row, answer);
+        let mut o = outcome(row, answer);
+        if matches!(row.kind.as_str(), "fact" | "unanswerable") && is_extractive(answer) {
+            let check = readable::check(answer, row.bench.as_deref(), &mut documents);
+            o.readable = Some(check.failure.is_none());
+            o.unreadable = check.failure;
+            o.unchecked_sentences = check.unchecked;
+        }
         overall.add(row, &o, answer);
         per.entry(row.skill.clone().unwrap_or_else(|| "(none)".into())).or_default().add(row, &o, answer);
         let t = &answer.timings_ms;
@@ -312,7 +401,7 @@ fn pct(v: Option<f64>) -> String {
 /// Reads one metric of a group.
 type MetricOf = fn(&Metrics) -> Option<f64>;
 
-const METRIC_ROWS: [(&str, MetricOf); 11] = [
+const METRIC_ROWS: [(&str, MetricOf); 13] = [
     ("routing accuracy", |m| m.routing_accuracy),
     ("hit@1 (fact)", |m| m.hit_at_1),
     ("hit@5 (fact)", |m| m.hit_at_5),
@@ -322,6 +411,8 @@ const METRIC_ROWS: [(&str, MetricOf); 11] = [
     ("out_of_scope rejected", |m| m.out_of_scope_rejected),
     ("chitchat without retrieval", |m| m.chitchat_without_retrieval),
     ("answer contains gold (fact)", |m| m.answer_contains_gold),
+    ("readable answers (extractive)", |m| m.readable_answers),
+    ("statute answers name the gold article (retrieved)", |m| m.names_gold_article),
     ("answer sentences supported (LLM)", |m| m.sentences_supported),
     ("LLM tokens/s", |m| m.tokens_per_second),
 ];
@@ -341,6 +432,15 @@ pub fn markdown(report: &Report, others: &[&Report]) -> String {
         out.push_str(&systems.iter().map(|r| pct(get(&r.overall))).collect::<Vec<_>>().join(" | "));
         out.push_str(" |\n");
     }
+    out.push_str("| unreadable / extractive answers | ");
+    out.push_str(
+        &systems
+            .iter()
+            .map(|r| format!("{} / {}", r.overall.unreadable_answers, r.overall.extractive_answers))
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
+    out.push_str(" |\n");
     for stage in ["total", "route", "retrieve"] {
         out.push_str(&format!("| latency {stage} p50 / p95 (ms) | "));
         out.push_str(
@@ -354,11 +454,11 @@ pub fn markdown(report: &Report, others: &[&Report]) -> String {
     }
     for r in &systems {
         out.push_str(&format!("\n### Per skill: {}\n\n", r.system));
-        out.push_str("| skill | questions | routing | hit@1 | hit@5 | MRR@10 | false refusals | unanswerable → not_found | out_of_scope rejected | chitchat gated |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+        out.push_str("| skill | questions | routing | hit@1 | hit@5 | MRR@10 | false refusals | unanswerable → not_found | out_of_scope rejected | chitchat gated | answer contains gold | readable | unreadable | names gold article |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (skill, m) in &r.per_skill {
             out.push_str(&format!(
-                "| {skill} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {skill} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 m.questions,
                 pct(m.routing_accuracy),
                 pct(m.hit_at_1),
@@ -367,9 +467,16 @@ pub fn markdown(report: &Report, others: &[&Report]) -> String {
                 pct(m.false_refusals),
                 pct(m.unanswerable_not_found),
                 pct(m.out_of_scope_rejected),
-                pct(m.chitchat_without_retrieval)
+                pct(m.chitchat_without_retrieval),
+                pct(m.answer_contains_gold),
+                pct(m.readable_answers),
+                m.unreadable_answers,
+                pct(m.names_gold_article)
             ));
         }
+    }
+    for r in &systems {
+        unreadable_section(&mut out, r);
     }
     out.push_str("\n### Latency per stage (ms)\n\n| system | stage | p50 | p95 | mean |\n|---|---|---|---|---|\n");
     for r in &systems {
@@ -378,6 +485,37 @@ pub fn markdown(report: &Report, others: &[&Report]) -> String {
         }
     }
     out
+}
+
+/// Failing answers listed under "Unreadable answers".
+const UNREADABLE_EXAMPLES: usize = 20;
+
+/// The answers that fail the readable-answer check, with the reason, for one system.
+fn unreadable_section(out: &mut String, r: &Report) {
+    let m = &r.overall;
+    if m.extractive_answers == 0 {
+        return;
+    }
+    out.push_str(&format!("\n### Unreadable answers: {}\n\n", r.system));
+    out.push_str(&format!(
+        "{} of {} extractive answers fail the readable-answer check (no question, heading alone, table header alone or fragment)",
+        m.unreadable_answers, m.extractive_answers
+    ));
+    if m.readable_unchecked > 0 {
+        out.push_str(&format!("; {} passing ones cite documents that could not be read as text", m.readable_unchecked));
+    }
+    out.push_str(".\n");
+    let failing: Vec<&RowOutcome> = r.rows.iter().filter(|o| o.readable == Some(false)).collect();
+    if !failing.is_empty() {
+        out.push('\n');
+    }
+    for o in failing.iter().take(UNREADABLE_EXAMPLES) {
+        let skill = o.expected_skill.as_deref().unwrap_or("(none)");
+        out.push_str(&format!("- `{}` ({skill}): {}\n", o.id, o.unreadable.as_deref().unwrap_or("")));
+    }
+    if failing.len() > UNREADABLE_EXAMPLES {
+        out.push_str(&format!("- … and {} more (see `rows` in report.json)\n", failing.len() - UNREADABLE_EXAMPLES));
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,9 @@
 // skillrag web page: chat with citations, retrieval testing, index status.
-// Plain ES2020, no dependencies; talks to the HTTP API of `skillrag serve` (docs/http-api.md).
+// Plain ES2020; talks to the HTTP API of `skillrag serve` (docs/http-api.md). Its one
+// dependency is markdown-it (assets/markdown-it.min.js, vendored and embedded, loaded before
+// this file) to render answers and passages as Markdown: a CommonMark-tested parser whose
+// documented safe mode (`html: false`) escapes raw HTML, which is simpler to trust than a
+// renderer of our own. Knowledge files are untrusted for the browser; see "Markdown" below.
 'use strict';
 
 (() => {
@@ -75,6 +79,74 @@
   }
 
   const normalize = (s) => String(s || '').replace(/\s+/g, ' ').trim();
+
+  // ---------------------------------------------------------------------------------------
+  // Markdown
+  //
+  // Answers and passages quote knowledge files, which nobody vetted for a browser, so a file
+  // must not be able to inject markup: `html: false` makes `<script>`, `<img onerror=…>` and
+  // every other tag literal text. On top of markdown-it's own checks: only http(s) links are
+  // links (a relative one would resolve against this page, not the file, so it shows as its
+  // label with the target as a tooltip; any other scheme stays literal text), images show as
+  // their alt text (the page loads nothing a file names), and no reference definitions, so a
+  // `[1]: url` line cannot turn a citation marker into its link.
+
+  // http(s), or relative: no scheme, i.e. no ':' before the first '/', '?' or '#'.
+  const SAFE_URL = /^(?:https?:\/\/|[^:/?#]*(?:[/?#]|$))/i;
+  const ABSOLUTE_URL = /^https?:\/\//i;
+
+  function markdown(breaks) {
+    if (typeof window.markdownit !== 'function') return null;
+    const m = window.markdownit({ html: false, linkify: true, breaks, typographer: false });
+    m.disable('reference');
+    // Only URLs written with their scheme: file names such as `setup.md` are not domains.
+    m.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
+    m.validateLink = (url) => SAFE_URL.test(url.trim());
+    m.renderer.rules.image = (tokens, idx, options, env, self) => {
+      const alt = self.renderInlineAsText(tokens[idx].children || [], options, env);
+      return `<span class="md-image">${escapeHtml(alt ? `[image: ${alt}]` : '[image]')}</span>`;
+    };
+    m.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+      const open = tokens[idx];
+      const href = open.attrGet('href') || '';
+      if (ABSOLUTE_URL.test(href)) {
+        open.attrSet('target', '_blank');
+        open.attrSet('rel', 'noopener noreferrer');
+      } else {
+        open.tag = 'span';
+        open.attrs = [['class', 'md-link'], ['title', href]];
+        const close = tokens.slice(idx + 1).find((t) => t.type === 'link_close' && t.level === open.level);
+        if (close) close.tag = 'span';
+      }
+      return self.renderToken(tokens, idx, options);
+    };
+    return m;
+  }
+  // Answers keep their line breaks (the footnotes under an answer are one per line); knowledge
+  // files are hard-wrapped Markdown, so a single newline in a passage is a space.
+  const mdAnswer = markdown(true);
+  const mdPassage = markdown(false);
+
+  /** Renders `text` as Markdown into `target` (replacing its content); plain text without md. */
+  function renderMarkdown(target, text, md = mdPassage) {
+    target.textContent = '';
+    const source = String(text ?? '');
+    if (!source) return;
+    const body = el('div', { class: md ? 'md' : 'md plain' });
+    if (md) body.innerHTML = md.render(source);
+    else body.textContent = source;
+    target.append(body);
+  }
+
+  /** The text nodes under `root` that are prose: not in code, a code block or a link. */
+  function proseTextNodes(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => (n.parentElement.closest('code, pre, a') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    });
+    const nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    return nodes;
+  }
 
   // ---------------------------------------------------------------------------------------
   // Errors, auth and the API client
@@ -295,23 +367,43 @@
     log.scrollTop = log.scrollHeight;
   }
 
-  /** The answer text with every `[n]` that has a citation turned into a link. */
+  function citationLink(cit) {
+    const link = el('a', {
+      href: '#', class: 'cite', dataset: { testid: 'citation-link', n: cit.n },
+      title: `${cit.skill}/${cit.source}${cit.heading ? ` › ${cit.heading}` : ''}`,
+    }, `[${cit.n}]`);
+    link.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      for (const a of document.querySelectorAll('a.cite.active')) a.classList.remove('active');
+      link.classList.add('active');
+      guard(openCitation)(cit);
+    });
+    return link;
+  }
+
+  /**
+   * The answer rendered as Markdown, with every `[n]` that has a citation turned into a link.
+   * Markers are linked in the rendered text nodes (never in HTML strings), outside code.
+   */
   function renderAnswer(target, text, citations) {
     const byN = new Map((citations || []).map((c) => [Number(c.n), c]));
-    const html = escapeHtml(text).replace(/\[(\d+)\]/g, (whole, n) => {
-      if (!byN.has(Number(n))) return whole;
-      return `<a href="#" class="cite" data-testid="citation-link" data-n="${n}" title="show the cited passage">[${n}]</a>`;
-    });
-    target.innerHTML = html;
-    for (const link of target.querySelectorAll('a.cite')) {
-      const cit = byN.get(Number(link.dataset.n));
-      link.title = `${cit.skill}/${cit.source}${cit.heading ? ` › ${cit.heading}` : ''}`;
-      link.addEventListener('click', (ev) => {
-        ev.preventDefault();
-        for (const a of document.querySelectorAll('a.cite.active')) a.classList.remove('active');
-        link.classList.add('active');
-        guard(openCitation)(cit);
-      });
+    renderMarkdown(target, text, mdAnswer);
+    if (!byN.size) return;
+    const marker = /\[(\d+)\]/g;
+    for (const node of proseTextNodes(target)) {
+      const s = node.nodeValue;
+      const parts = [];
+      let last = 0;
+      for (const m of s.matchAll(marker)) {
+        const cit = byN.get(Number(m[1]));
+        if (!cit) continue;
+        if (m.index > last) parts.push(s.slice(last, m.index));
+        parts.push(citationLink(cit));
+        last = m.index + m[0].length;
+      }
+      if (!parts.length) continue;
+      if (last < s.length) parts.push(s.slice(last));
+      node.replaceWith(...parts);
     }
   }
 
@@ -428,13 +520,14 @@
       await streamChat({ model, messages: state.messages, stream: true }, controller.signal, (chunk) => {
         const choice = (chunk.choices || [])[0];
         const piece = choice && choice.delta && choice.delta.content;
-        if (piece) {
-          text += piece;
-          msg.bubble.textContent = text;
-          scrollChat();
-        }
         if (chunk.citations) citations = chunk.citations;
         if (chunk.skillrag) extras = chunk.skillrag;
+        if (piece) {
+          text += piece;
+          // The whole text again: a table or list is only Markdown once its lines are in.
+          renderAnswer(msg.bubble, text, citations);
+          scrollChat();
+        }
       });
       msg.node.classList.remove('streaming');
       const refusal = extras && extras.refusal;
@@ -504,7 +597,7 @@
     panel.dataset.n = cit.n;
     $('#chunk-title').textContent = `[${cit.n}] ${cit.skill}/${cit.source}`;
     $('#chunk-sub').textContent = [cit.heading, formatPages(cit.pages)].filter(Boolean).join(' · ');
-    $('#chunk-cited').textContent = cit.text || '';
+    renderMarkdown($('#chunk-cited'), cit.text);
     $('#chunk-doc-head').textContent = 'Document';
     const doc = $('#chunk-doc');
     doc.textContent = 'Loading the document…';
@@ -519,19 +612,22 @@
     doc.textContent = '';
     let best = null;
     let bestScore = 0;
+    let bestText = '';
     const nodes = chunks.map((c) => {
+      const text = el('div', { class: 'chunk-text' });
+      renderMarkdown(text, c.text);
       const node = el('div', { class: 'doc-chunk', dataset: { testid: 'doc-chunk', ordinal: c.ordinal } },
         el('div', { class: 'chunk-head', text: [`#${c.ordinal}`, c.heading, formatPages(c.pages)].filter((x) => x !== '' && x !== null && x !== undefined).join(' · ') }),
-        c.text);
+        text);
       const score = matchScore(c, cit);
-      if (score > bestScore) { best = node; bestScore = score; }
+      if (score > bestScore) { best = node; bestScore = score; bestText = c.text; }
       return node;
     });
     doc.append(...nodes);
     if (best) {
       best.classList.add('cited');
       best.dataset.cited = 'true';
-      if (!cit.text) $('#chunk-cited').textContent = best.lastChild.textContent;
+      if (!cit.text) renderMarkdown($('#chunk-cited'), bestText);
       best.scrollIntoView({ block: 'nearest' });
     }
   }
@@ -611,7 +707,11 @@
       const ranks = h.ranks || {};
       const pages = formatPages(h.pages);
       const text = String(h.text || '');
-      const snippet = normalize(text).slice(0, 160) + (normalize(text).length > 160 ? '…' : '');
+      const full = el('div', { class: 'full', dataset: { testid: 'hit-text' } });
+      renderMarkdown(full, text);
+      // The one-line preview is the rendered text, without Markdown's `**` and `|`.
+      const plain = normalize(full.textContent);
+      const snippet = plain.slice(0, 160) + (plain.length > 160 ? '…' : '');
       const heading = el('td', {}, h.heading || dash());
       if (h.title && h.title !== h.heading) heading.append(el('div', { class: 'rank', text: h.title }));
       tbody.append(el('tr', { dataset: { testid: 'hit-row', skill: h.skill, source: h.source } },
@@ -626,7 +726,7 @@
         scoreCell(scores.rerank, ranks.rerank, 3),
         el('td', { class: 'text' }, el('details', {},
           el('summary', {}, el('span', { class: 'snip', text: snippet }), el('span', { class: 'hide', text: 'hide text' })),
-          el('div', { class: 'full', text }))),
+          full)),
       ));
     });
   }

@@ -204,8 +204,9 @@ fn extras_of(answer: &Answer) -> Value {
         .citations
         .iter()
         .map(|c| {
-            let text = answer.context.pieces.iter().find(|p| p.n == c.n).map(|p| p.text.as_str()).unwrap_or("");
-            json!({"n": c.n, "skill": c.skill, "source": c.source, "heading": c.heading, "pages": c.pages, "text": text})
+            let text = answer.context.pieces.iter().find(|p| p.n == c.context_n).map(|p| p.text.as_str()).unwrap_or("");
+            json!({"n": c.n, "context_n": c.context_n, "skill": c.skill, "source": c.source, "heading": c.heading,
+                "pages": c.pages, "text": text})
         })
         .collect();
     json!({

@@ -9,7 +9,7 @@
 //! nothing unsupported is ever shown, even while streaming. An answer with no supported
 //! sentence, or an LLM failure, falls back to the extractive answer with a notice.
 
-use crate::contract::{marker_len, Citation, Context, ContextPiece, GenerationInfo};
+use crate::contract::{marker_len, Citation, Context, GenerationInfo};
 use skillrag_core::Language;
 use skillrag_generate::{ChatRequest, Generator, Message};
 use skillrag_skill::Skill;
@@ -215,7 +215,8 @@ pub fn write(
         .cited
         .iter()
         .filter_map(|n| context.pieces.iter().find(|p| p.n == *n))
-        .map(ContextPiece::citation)
+        .enumerate()
+        .map(|(i, p)| Citation { n: i + 1, ..p.citation() })
         .collect();
     Ok(Written { text: checker.text.trim().to_string(), citations, info, judged_not_found: false })
 }
@@ -457,11 +458,14 @@ impl Checker {
             }
         }
         piece.push_str(claim);
+        // The answer numbers its sources from [1] in the order it first cites them; each
+        // citation keeps the passage's context label as `context_n`.
         for n in cited {
-            piece.push_str(&format!("[{n}]"));
             if !self.cited.contains(n) {
                 self.cited.push(*n);
             }
+            let shown = self.cited.iter().position(|c| c == n).map_or(*n, |i| i + 1);
+            piece.push_str(&format!("[{shown}]"));
         }
         self.text.push_str(&piece);
         Some(piece)

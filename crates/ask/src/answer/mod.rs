@@ -2,11 +2,14 @@
 //! and every sentence is checked against it; without one — or when the model's answer cannot be
 //! used — the extractive answer stands. A gated request gets a fixed reply, or the model's.
 
+mod expect;
 mod extract;
 mod generate;
+mod units;
 
 pub(crate) use generate::NOT_FOUND_SENTINEL;
 pub use generate::{OnText, Settings as GenerateSettings};
+pub(crate) use units::Surroundings;
 
 use crate::contract::{Citation, Context, GenerationInfo};
 use crate::evidence::TermStats;
@@ -14,7 +17,7 @@ use crate::gate::GateKind;
 use crate::messages;
 use crate::route::Question;
 use generate::{Fallback, Written};
-use skillrag_core::Language;
+use skillrag_core::{Hit, Language};
 use skillrag_generate::Generator;
 use skillrag_skill::Skill;
 
@@ -24,8 +27,9 @@ pub enum Outcome {
     /// The model's checked answer.
     Written { text: String, citations: Vec<Citation>, generation: GenerationInfo },
     /// The model judged that the context does not answer the question, or could not use
-    /// evidence only it could judge (the rescue's): `not_found`.
-    NotFound { generation: GenerationInfo },
+    /// evidence only it could judge (the rescue's), or the context holds nothing that can be
+    /// quoted as an answer (only headings, questions or rules): `not_found`.
+    NotFound { generation: Option<GenerationInfo> },
     /// The extractive answer; with what the model did and why it was not used, when it was asked.
     Extracted { text: String, citations: Vec<Citation>, generation: Option<GenerationInfo>, warning: Option<String> },
 }
@@ -38,6 +42,20 @@ pub struct Evidence<'a> {
     pub context: &'a Context,
     /// The evidence came from the LLM's own query: the model must judge it.
     pub rescued: bool,
+    /// The document text around each context piece (for the extractive answer).
+    pub surroundings: &'a [Surroundings],
+    /// The retrieved hits, best first.
+    pub hits: &'a [Hit],
+    /// A multi-intent question's parts, each answered from its own skill (empty otherwise).
+    pub parts: &'a [Part<'a>],
+}
+
+/// A part of a multi-intent question: its skill, its text, and its analysis.
+pub struct Part<'a> {
+    pub skill: &'a str,
+    pub text: &'a str,
+    pub question: &'a Question,
+    pub stats: &'a TermStats,
 }
 
 /// Answers `asked` (the question as the user wrote it) in `language` from the evidence, with
@@ -51,14 +69,17 @@ pub fn answer(
     language: Language,
     on_text: Option<OnText<'_>>,
 ) -> Outcome {
-    let Evidence { question, stats, context, rescued } = *evidence;
+    let Evidence { question, stats, context, rescued, surroundings, hits, parts } = *evidence;
     let written = generator.map(|g| {
         // Evidence the lexical check could not judge is always judged by the model.
         let settings = GenerateSettings { judge: settings.judge || rescued, ..settings.clone() };
         let messages = generate::prompt(skill, context, asked, question.language, settings.judge);
         generate::write(g, messages, context, &settings, language, on_text)
     });
-    settle(written, rescued, language, || extract::extract(question, stats, context))
+    settle(written, rescued, language, || match parts {
+        [] => extract::extract(question, stats, context, surroundings, hits),
+        parts => extract::extract_parts(parts, context, surroundings, hits, language),
+    })
 }
 
 /// Which answer stands, given what the model wrote (`None`: it was not asked). The extractive
@@ -67,10 +88,12 @@ fn settle(
     written: Option<Result<Written, Box<Fallback>>>,
     rescued: bool,
     language: Language,
-    extract: impl FnOnce() -> (String, Vec<Citation>),
+    extract: impl FnOnce() -> Option<(String, Vec<Citation>)>,
 ) -> Outcome {
     match written {
-        Some(Ok(w)) if w.judged_not_found => Outcome::NotFound { generation: GenerationInfo { rescued, ..w.info } },
+        Some(Ok(w)) if w.judged_not_found => {
+            Outcome::NotFound { generation: Some(GenerationInfo { rescued, ..w.info }) }
+        }
         Some(Ok(w)) => {
             Outcome::Written { text: w.text, citations: w.citations, generation: GenerationInfo { rescued, ..w.info } }
         }
@@ -79,20 +102,22 @@ fn settle(
             let generation = GenerationInfo { rescued, fallback: Some(reason.clone()), ..info };
             if rescued {
                 // Weak evidence the model could not use: the extractive answer would be weak too.
-                return Outcome::NotFound { generation };
+                return Outcome::NotFound { generation: Some(generation) };
             }
-            let (text, citations) = extract();
-            Outcome::Extracted {
-                text,
-                citations,
-                generation: Some(generation),
-                warning: Some(messages::llm_failed(language, &reason)),
+            match extract() {
+                Some((text, citations)) => Outcome::Extracted {
+                    text,
+                    citations,
+                    generation: Some(generation),
+                    warning: Some(messages::llm_failed(language, &reason)),
+                },
+                None => Outcome::NotFound { generation: Some(generation) },
             }
         }
-        None => {
-            let (text, citations) = extract();
-            Outcome::Extracted { text, citations, generation: None, warning: None }
-        }
+        None => match extract() {
+            Some((text, citations)) => Outcome::Extracted { text, citations, generation: None, warning: None },
+            None => Outcome::NotFound { generation: None },
+        },
     }
 }
 
@@ -141,8 +166,8 @@ mod tests {
         Some(Err(Box::new(Fallback { reason: "server down".into(), info })))
     }
 
-    fn extracted() -> (String, Vec<Citation>) {
-        ("Extracted [1].".into(), vec![])
+    fn extracted() -> Option<(String, Vec<Citation>)> {
+        Some(("Extracted [1].".into(), vec![]))
     }
 
     #[test]
@@ -150,7 +175,7 @@ mod tests {
         let outcome = settle(written(false), false, Language::Other, || panic!("not extracted"));
         assert!(matches!(outcome, Outcome::Written { ref text, .. } if text == "The answer [1]."));
         let outcome = settle(written(true), true, Language::Other, || panic!("not extracted"));
-        assert!(matches!(outcome, Outcome::NotFound { ref generation } if generation.rescued));
+        assert!(matches!(outcome, Outcome::NotFound { generation: Some(ref generation) } if generation.rescued));
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub fn retrieve(
         if let Some(k) = skill.settings.top_k {
             out.context_k = k;
         }
+        // A skill's part of a multi-intent question is searched, and judged, on its own.
+        let probed = routed.parts.iter().find(|p| &p.skill == skill_id).map_or(probed, |p| &p.probed);
         let at = InSkill {
             engine,
             skill,

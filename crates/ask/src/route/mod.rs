@@ -20,7 +20,7 @@ pub use model::RouterModel;
 pub(crate) use probe::{probe, search_skill, Probe, Probed, Question};
 
 use crate::assist::Assist;
-use crate::contract::{Decision, Route};
+use crate::contract::{Decision, Route, RoutePart};
 use crate::conversation::FollowUp;
 use crate::plan::Plan;
 use crate::settings::AskSettings;
@@ -48,6 +48,15 @@ pub struct Routed {
     pub probed: Probed,
     /// Time spent searching those skills: retrieval work, done while routing.
     pub probe_ms: f64,
+    /// For a multi route: each skill with its part of the question (its clauses), probed alone.
+    pub parts: Vec<PartProbe>,
+}
+
+/// A skill's part of a multi-intent question, probed in that skill alone.
+pub struct PartProbe {
+    pub skill: String,
+    pub text: String,
+    pub probed: Probed,
 }
 
 impl Router {
@@ -90,31 +99,58 @@ impl Router {
     pub fn decide(&self, engine: &Engine, probed: &Probed) -> Route {
         let signals = self.dispatcher.signals_of(probed, None);
         let mut route = self.dispatcher.decide(&self.model, &signals);
-        if route.decision == Decision::Ambiguous {
-            if let Some(skills) = self.multi_intent(engine, &probed.question, &route) {
+        // A question of several clauses may ask two skills something each: when two skills are
+        // close, or when the one it routes to cannot answer it as a whole (one skill's clause can
+        // outweigh the other's in the whole question's signals).
+        let weak = route.decision == Decision::Single
+            && route.candidates.first().is_some_and(|c| !self.model.is_answerable(c.knowledge));
+        if route.decision == Decision::Ambiguous || weak {
+            if let Some(parts) = self.multi_intent(engine, &probed.question, &probed.shortlist) {
                 route.decision = Decision::Multi;
-                route.skills = skills;
-            } else {
-                settle_ambiguity(&mut route, self.model.evidence_margin);
+                route.skills = owners(&parts);
+                route.parts = parts;
+                return route;
             }
+        }
+        if route.decision == Decision::Ambiguous {
+            settle_ambiguity(&mut route, self.model.evidence_margin);
         }
         route
     }
 
-    /// Each clause of the question routed among the route's skills alone.
-    fn multi_intent(&self, engine: &Engine, question: &Question, route: &Route) -> Option<Vec<String>> {
+    /// Each clause of the question routed among `skills` alone: the clauses that route to a
+    /// single skill, when they go to at least two different skills.
+    fn multi_intent(&self, engine: &Engine, question: &Question, skills: &[String]) -> Option<Vec<RoutePart>> {
         let parts = clauses(&question.text);
         if parts.len() < 2 {
             return None;
         }
-        let mut parts_routes = Vec::new();
+        let mut routed = Vec::new();
         for part in parts {
-            let p = self.probe(engine, &part, &route.skills).ok()?;
+            let p = self.probe(engine, &part, skills).ok()?;
             let signals: Vec<_> =
-                self.dispatcher.signals_of(&p, None).into_iter().filter(|s| route.skills.contains(&s.skill)).collect();
-            parts_routes.push(self.dispatcher.decide(&self.model, &signals));
+                self.dispatcher.signals_of(&p, None).into_iter().filter(|s| skills.contains(&s.skill)).collect();
+            let decided = self.dispatcher.decide(&self.model, &signals);
+            if decided.decision == Decision::Single {
+                routed.push(RoutePart { text: part, skill: decided.skills[0].clone() });
+            }
         }
-        owners(&parts_routes)
+        (owners(&routed).len() >= 2).then_some(routed)
+    }
+
+    /// Each skill's part of a multi route (its clauses, joined) probed in that skill alone, so
+    /// that the skill is searched for its own part and its evidence measured against it.
+    fn probe_parts(&self, engine: &Engine, route: &Route) -> Result<Vec<PartProbe>, EngineError> {
+        owners(&route.parts)
+            .into_iter()
+            .map(|skill| {
+                let clauses: Vec<&str> =
+                    route.parts.iter().filter(|p| p.skill == skill).map(|p| p.text.as_str()).collect();
+                let text = clauses.join(" ");
+                let probed = self.probe(engine, &text, std::slice::from_ref(&skill))?;
+                Ok(PartProbe { skill, text, probed })
+            })
+            .collect()
     }
 
     /// The route stage: the caller's skill, or the previous turn's for a follow-up that does not
@@ -150,7 +186,11 @@ impl Router {
         if let Some(voter) = voter.filter(|_| route.decision == Decision::Ambiguous) {
             settle_by_vote(engine, voter, &mut route, &probed.question.text, plan.language);
         }
-        Ok(Routed { route, probed, probe_ms })
+        let parts = match route.decision {
+            Decision::Multi if forced.is_none() => self.probe_parts(engine, &route)?,
+            _ => Vec::new(),
+        };
+        Ok(Routed { route, probed, probe_ms, parts })
     }
 }
 
@@ -182,15 +222,15 @@ fn settle_ambiguity(route: &mut Route, margin: f32) {
     route.decision = Decision::Single;
 }
 
-/// Two or more clauses each routed, alone, to a different skill: those skills.
-fn owners(parts_routes: &[Route]) -> Option<Vec<String>> {
+/// The skills of the parts, in order of first appearance.
+fn owners(parts: &[RoutePart]) -> Vec<String> {
     let mut owners: Vec<String> = Vec::new();
-    for r in parts_routes.iter().filter(|r| r.decision == Decision::Single) {
-        if !owners.contains(&r.skills[0]) {
-            owners.push(r.skills[0].clone());
+    for part in parts {
+        if !owners.contains(&part.skill) {
+            owners.push(part.skill.clone());
         }
     }
-    (owners.len() >= 2).then_some(owners)
+    owners
 }
 
 /// The route of a question for a skill the caller named.
@@ -309,11 +349,9 @@ mod tests {
     }
 
     #[test]
-    fn multi_needs_two_clauses_owned_by_different_skills() {
-        let single = |s: &str| routed(Decision::Single, &[s], &[]);
-        assert_eq!(owners(&[single("a"), single("b")]), Some(vec!["a".to_string(), "b".to_string()]));
-        assert_eq!(owners(&[single("a"), single("a")]), None);
-        assert_eq!(owners(&[single("a"), routed(Decision::None, &[], &[])]), None);
-        assert_eq!(owners(&[single("a"), routed(Decision::Ambiguous, &["a", "b"], &[])]), None);
+    fn the_skills_of_a_multi_route_in_order() {
+        let part = |t: &str, s: &str| RoutePart { text: t.into(), skill: s.into() };
+        assert_eq!(owners(&[part("x", "a"), part("y", "b"), part("z", "a")]), vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(owners(&[part("x", "a"), part("y", "a")]), vec!["a".to_string()]);
     }
 }

@@ -33,6 +33,69 @@ const ANSWER_TIMEOUT = 90_000;
 const INDEX_TIMEOUT = 120_000;
 const SKILLS = ['labor-law', 'router-faq', 'tea-brewing'];
 
+// Markdown in answers and passages. The server's own knowledge (the demo's troubleshooting.md
+// has steps and an LED table) is checked as it comes; a hostile knowledge file is stood in for
+// by rewriting responses in the browser (page.route), since the project the test serves is
+// the plain `skillrag init` demo. What matters is what the page makes of such text.
+const INJECTED = [
+  'Injected passage <img src=x onerror=alert(1)> and <script>window.__xss = 1</script> end.',
+  '',
+  '[click](javascript:alert(1)) <a href="javascript:alert(1)">raw link</a> ![pic](http://127.0.0.1:9/x.png)',
+  '',
+  '| col | value |',
+  '|---|---|',
+  '| a | <img src=x onerror=alert(1)> |',
+].join('\n');
+const MD_QUESTION = 'markdown rendering check';
+const MD_ANSWER = [
+  'To reset the router, use the **Reset** hole on the back.[1]',
+  '',
+  '1. Hold the pin for *10 seconds*.[1]',
+  '2. Release it.',
+  '',
+  '- the LED blinks amber',
+  '- the router restarts',
+  '',
+  '| LED | Meaning |',
+  '|---|---|',
+  '| Blinking amber | Factory reset in progress [2] |',
+  '',
+  'See [the manual](https://example.com/manual) or [setup](setup.md), or faq.md at http://192.168.50.1/faq.',
+  '',
+  'Markers in code stay text: `[1]`. The file said <img src=x onerror=alert(1)> and <script>window.__xss = 1</script> [x](javascript:alert(1)).[2]',
+].join('\n');
+const MD_CITATIONS = [
+  { n: 1, skill: 'router-faq', source: 'knowledge/troubleshooting.md', heading: 'Factory reset', pages: null,
+    text: '1. Leave the router powered on.\n2. Find the small **Reset** hole on the back.' },
+  { n: 2, skill: 'router-faq', source: 'knowledge/troubleshooting.md', heading: 'Injected', pages: null, text: INJECTED },
+];
+/** An SSE body like /v1/chat/completions streams, cut mid-table so the page renders partial Markdown. */
+function fakeStream(content, citations) {
+  const cut = content.indexOf('| Blinking');
+  const base = { id: 'chatcmpl-md', object: 'chat.completion.chunk', created: 0, model: 'skillrag/auto' };
+  const events = [content.slice(0, cut), content.slice(cut)].map((piece) => ({
+    ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+  }));
+  events.push({
+    ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], citations,
+    skillrag: { route: { skills: ['router-faq'], decision: 'single', confidence: 0.9 }, refusal: null },
+  });
+  return `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
+}
+
+/** What in `root` a knowledge file could have injected: elements, handlers, script URLs. */
+function injectedIn(root) {
+  const found = [];
+  for (const e of root.querySelectorAll('img, script, iframe, object, embed, svg, style, link, meta')) found.push(e.tagName.toLowerCase());
+  for (const e of root.querySelectorAll('*')) {
+    for (const a of e.attributes) if (/^on/i.test(a.name)) found.push(`${e.tagName.toLowerCase()}[${a.name}]`);
+    // Links: citation markers (#) and http(s) only.
+    const href = e.getAttribute('href');
+    if (href !== null && !/^(#$|https?:\/\/)/i.test(href)) found.push(`${e.tagName.toLowerCase()}[href=${href}]`);
+  }
+  return found;
+}
+
 class Failure extends Error {}
 function assert(cond, message) {
   if (!cond) throw new Failure(message);
@@ -40,6 +103,7 @@ function assert(cond, message) {
 const log = (...args) => console.log(...args);
 
 const jsErrors = [];
+const dialogs = [];
 const networkErrors = [];
 let step = 'start';
 
@@ -55,6 +119,8 @@ async function main() {
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (err) => jsErrors.push(`[${step}] uncaught: ${err.message}`));
+    // An alert() from injected markup would show here.
+    page.on('dialog', (d) => { dialogs.push(`[${step}] ${d.type()}: ${d.message()}`); d.dismiss().catch(() => {}); });
     page.on('console', (msg) => {
       if (msg.type() !== 'error') return;
       const text = msg.text();
@@ -168,6 +234,80 @@ async function main() {
     await bannerClear();
     await page.screenshot({ path: path.join(shotDir, 'chat-refusal.png'), fullPage: false });
 
+    step = 'markdown';
+    const noInjection = async (locator, where) => {
+      const found = await locator.evaluate(injectedIn);
+      assert(found.length === 0, `${where}: knowledge text became markup: ${found.join(', ')}`);
+    };
+    const literal = async (locator, where) => {
+      const text = await locator.innerText();
+      for (const s of ['<img src=x onerror=alert(1)>', '<script>window.__xss = 1</script>']) {
+        assert(text.includes(s), `${where} does not show "${s}" as text: ${text.slice(0, 300)}`);
+      }
+    };
+    // The page's answer and the cited document come from the server, rewritten to carry the
+    // hostile passage (see INJECTED).
+    await page.route('**/v1/chat/completions', async (route) => {
+      let body = null;
+      try { body = route.request().postDataJSON(); } catch (_) { /* not JSON */ }
+      const last = body && Array.isArray(body.messages) ? body.messages[body.messages.length - 1] : null;
+      if (!last || last.content !== MD_QUESTION) return route.continue();
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: fakeStream(MD_ANSWER, MD_CITATIONS) });
+    });
+    await page.route('**/v1/skills/router-faq/sources/**', async (route) => {
+      const response = await route.fetch();
+      const json = await response.json();
+      if (Array.isArray(json.chunks)) json.chunks.push({ ordinal: 9999, heading: 'Injected', text: INJECTED, pages: null });
+      return route.fulfill({ response, json });
+    });
+    await byId('chat-clear').click();
+    const a3 = await ask(MD_QUESTION);
+    const bubble = a3.locator('.bubble');
+    assert(await bubble.locator('table').count() === 1, `the Markdown table in the answer is not a <table>: ${await bubble.innerHTML()}`);
+    assert(await bubble.locator('table th').count() === 2, 'the answer table has no header row of two cells');
+    assert(await bubble.locator('ol > li').count() === 2 && await bubble.locator('ul > li').count() === 2,
+      `the answer's lists are not <ol>/<ul> with <li>: ${await bubble.innerHTML()}`);
+    assert(await bubble.locator('strong').first().innerText() === 'Reset', 'the answer\'s **Reset** is not bold');
+    assert(await bubble.locator('em').count() === 1, 'the answer\'s *10 seconds* is not italic');
+    const mdLinks = bubble.getByTestId('citation-link');
+    const ns = await mdLinks.evaluateAll((ls) => ls.map((l) => l.dataset.n));
+    assert(ns.join(',') === '1,1,2,2', `citation links in the Markdown answer are [${ns.join(',')}], expected [1,1,2,2] (in prose and in the table)`);
+    assert(await bubble.locator('table [data-testid="citation-link"]').count() === 1, 'the citation marker in the table is not a link');
+    assert(await bubble.locator('code').innerText() === '[1]' && await bubble.locator('code a').count() === 0,
+      'a citation marker inside inline code was changed');
+    await noInjection(bubble, 'the answer');
+    await literal(bubble, 'the answer');
+    assert((await bubble.innerText()).includes('[x](javascript:alert(1))'), 'the javascript: link is not shown as plain text');
+    const manual = bubble.locator('a[href="https://example.com/manual"]');
+    assert(await manual.count() === 1 && await manual.getAttribute('rel') === 'noopener noreferrer',
+      'the https link in the answer is not a link that opens without access to the page');
+    assert(await bubble.locator('.md-link').innerText() === 'setup', 'the relative link is not shown as its label');
+    assert(await bubble.locator('a[href="http://192.168.50.1/faq"]').count() === 1, 'the bare http URL in the answer is not a link');
+    assert(await bubble.locator('a[href*="faq.md"]').count() === 0, 'the file name faq.md became a link to a domain');
+    log('ok   markdown answer: table, ordered and bullet lists, bold, italic, an https link, 4 citation links (one in the table, none in code); injected HTML shown as text');
+
+    await bubble.locator('table').getByTestId('citation-link').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="chunk-doc"] [data-testid="doc-chunk"][data-cited="true"]'), null, { timeout: 15_000 })
+      .catch(() => { throw new Failure('the cited document with the injected chunk did not load'); });
+    await bannerClear();
+    const citedBox = byId('chunk-cited');
+    assert(await citedBox.locator('table').count() === 1, 'the cited passage\'s Markdown table is not a <table>');
+    await noInjection(byId('chunk-panel'), 'the chunk panel');
+    await literal(citedBox, 'the cited passage');
+    const injectedChunk = panel.locator('[data-testid="doc-chunk"][data-ordinal="9999"]');
+    assert(await injectedChunk.getAttribute('data-cited') === 'true', 'the injected chunk is not the highlighted one');
+    await literal(injectedChunk, 'the injected chunk');
+    // The demo's own troubleshooting.md: its factory reset steps and LED table, as rendered.
+    const realTables = await panel.locator('[data-testid="doc-chunk"]:not([data-ordinal="9999"]) table').count();
+    const realItems = await panel.locator('[data-testid="doc-chunk"]:not([data-ordinal="9999"]) li').count();
+    assert(realTables > 0, 'no chunk of troubleshooting.md shows its LED table as a <table>');
+    assert(realItems > 0, 'no chunk of troubleshooting.md shows its steps as <li>');
+    log(`ok   markdown passages: chunk panel renders troubleshooting.md (${realTables} tables, ${realItems} list items); injected passage shown as text`);
+    await page.screenshot({ path: path.join(shotDir, 'chat-markdown.png'), fullPage: false });
+    await page.unroute('**/v1/chat/completions');
+    await page.unroute('**/v1/skills/router-faq/sources/**');
+    await byId('chat-clear').click();
+
     // ----------------------------------------------------------------------------- retrieval
     step = 'retrieval';
     await byId('tab-retrieval').click();
@@ -212,6 +352,39 @@ async function main() {
     await bannerClear();
     await page.screenshot({ path: path.join(shotDir, 'retrieval.png'), fullPage: true });
 
+    // The hits' text as Markdown: the demo's LED table as it is indexed, and an injected hit.
+    step = 'retrieval-markdown';
+    const MD_QUERY = 'blinking amber LED meaning';
+    await page.route('**/v1/search', async (route) => {
+      let body = null;
+      try { body = route.request().postDataJSON(); } catch (_) { /* not JSON */ }
+      if (!body || body.query !== MD_QUERY) return route.continue();
+      const response = await route.fetch();
+      const json = await response.json();
+      if (Array.isArray(json.hits)) {
+        json.hits.push({ skill: 'router-faq', source: 'knowledge/injected.md', heading: 'Injected', ordinal: 0,
+          text: INJECTED, scores: {}, ranks: {} });
+      }
+      return route.fulfill({ response, json });
+    });
+    await byId('search-input').fill(MD_QUERY);
+    await byId('search-skill').selectOption('router-faq');
+    await byId('search-run').click();
+    const injectedRow = page.locator('[data-testid="hit-row"][data-source="knowledge/injected.md"]');
+    await injectedRow.waitFor({ state: 'attached', timeout: 30_000 }).catch(() => { throw new Failure(`the search "${MD_QUERY}" showed no hits`); });
+    await bannerClear();
+    const ledTable = byId('hits-table').locator('[data-testid="hit-row"]:not([data-source="knowledge/injected.md"]) [data-testid="hit-text"] table')
+      .filter({ hasText: 'Blinking amber' });
+    assert(await ledTable.count() > 0, 'no hit shows the LED table of troubleshooting.md as a <table>');
+    await injectedRow.locator('details summary').click();
+    const injectedText = injectedRow.getByTestId('hit-text');
+    assert(await injectedText.isVisible(), 'the injected hit\'s text does not expand');
+    await noInjection(byId('hits-table'), 'the hits table');
+    await literal(injectedText, 'the injected hit');
+    log(`ok   retrieval markdown: the LED table renders as <table>; injected hit shown as text`);
+    await page.screenshot({ path: path.join(shotDir, 'retrieval-markdown.png'), fullPage: true });
+    await page.unroute('**/v1/search');
+
     // --------------------------------------------------------------------------------- index
     step = 'index';
     await byId('tab-index').click();
@@ -243,6 +416,8 @@ async function main() {
 
     step = 'end';
     assert(jsErrors.length === 0, `JavaScript errors on the page:\n  ${jsErrors.join('\n  ')}`);
+    assert(dialogs.length === 0, `injected script ran (dialogs):\n  ${dialogs.join('\n  ')}`);
+    assert(await page.evaluate(() => window.__xss === undefined), 'injected script ran (window.__xss is set)');
     if (networkErrors.length) log(`note non-2xx responses seen by the page:\n  ${networkErrors.join('\n  ')}`);
     log(`PASS web e2e (${base}); screenshots in ${shotDir}`);
   } finally {
