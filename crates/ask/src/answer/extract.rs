@@ -536,7 +536,7 @@ mod tests {
     #[test]
     fn the_value_the_question_asks_for_wins() {
         let tea = "绿茶不发酵，芽叶细嫩，最怕高温。\n\n- **水温**：80–85°C。水烧开后敞开壶盖晾两三分钟即可。\n- **投茶量**：玻璃杯约 3 克茶配 150 毫升水。";
-        let glass = "绿茶一般不需要洗茶，也不要长时间加盖闷泡，否则绿茶茶汤发黄、发苦。";
+        let glass = "绿茶一般不需要洗茶，也不要长时间加盖闷泡，否则茶汤发黄、发苦。";
         let pieces =
             vec![piece(1, "references", "g.md", "玻璃杯泡法", glass), piece(2, "references", "g.md", "绿茶", tea)];
         let (text, _) = answer("绿茶用多少度的水泡？", pieces, &[1, 2]).unwrap();

@@ -181,12 +181,25 @@ pub fn is_list_item(t: &str) -> bool {
 
 /// A sentence that asks rather than tells — or holds a question the splitter did not cut off
 /// (`怎么玩?QQ炫舞…`): any `？`, or a `?` not inside a URL's query (`?id=3`).
+/// A mark inside parentheses (毕升（？-约1051）) asks nothing.
 pub fn is_question(sentence: &str) -> bool {
     let t = sentence.trim().trim_end_matches(['*', '_', ' ']);
-    t.contains('？')
-        || t.match_indices('?').any(|(i, _)| {
-            t[i + 1..].chars().next().is_none_or(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '='))
-        })
+    let mut depth = 0usize;
+    for (i, c) in t.char_indices() {
+        match c {
+            '（' | '(' => depth += 1,
+            '）' | ')' => depth = depth.saturating_sub(1),
+            '？' if depth == 0 => return true,
+            '?' if depth == 0 => {
+                let next = t[i + 1..].chars().next();
+                if next.is_none_or(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '=')) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Lines of `text` with their byte ranges (without the line break) and kinds.
@@ -473,6 +486,7 @@ mod tests {
                 && is_question("真的吗？是的。")
         );
         assert!(!is_question("Open http://x/a?id=3 in a browser.") && !is_question("Hold the pin."));
+        assert!(!is_question("毕升（？-约1051）发明了活字。"));
     }
 
     #[test]

@@ -131,7 +131,9 @@ impl Router {
             let signals: Vec<_> =
                 self.dispatcher.signals_of(&p, None).into_iter().filter(|s| skills.contains(&s.skill)).collect();
             let decided = self.dispatcher.decide(&self.model, &signals);
-            if decided.decision == Decision::Single {
+            // A part must be in its skill's domain, not merely acceptable to it: a stray clause
+            // should not split a question.
+            if decided.decision == Decision::Single && decided.confidence >= self.model.in_domain {
                 routed.push(RoutePart { text: part, skill: decided.skills[0].clone() });
             }
         }
