@@ -1,4 +1,4 @@
-//! The extractive answer (docs/design.md §4.8, no LLM): a readable excerpt of the best evidence.
+//! The extractive answer (docs/design.md §4.3, no LLM): a readable excerpt of the best evidence.
 //! The passage that answers is picked — usually the best hit — and the unit inside it that
 //! answers is handed over whole ([`units`](super::units): an article with its label, a list with
 //! its introduction, an FAQ answer, a table row under its header, or a few sentences). A second
