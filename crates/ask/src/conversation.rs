@@ -84,9 +84,23 @@ impl Conversation {
         let opener = FOLLOW_UP_OPENERS_ZH.iter().any(|o| q.starts_with(o))
             || FOLLOW_UP_OPENERS_EN.iter().any(|o| q.starts_with(o));
         let trailing = q.trim_end_matches(['？', '?', '。', ' ']).ends_with('呢');
-        (short || opener || trailing)
+        (short || opener || trailing || refers_back(&q))
             .then(|| FollowUp { skills: last.skills.clone(), key_terms: last.key_terms.clone() })
     }
+}
+
+/// Pronouns that point at something the question does not name (anaphora): "how long does
+/// *it* take?", "它多少钱？". A short question that uses one depends on the turn before.
+const ANAPHORA_EN: &[&str] = &["it", "its", "that", "this", "they", "them", "those", "these"];
+const ANAPHORA_ZH: &[&str] = &["它", "这个", "那个", "这样", "那样", "这种", "那种"];
+
+/// A short question with a pronoun that refers back (lowercase `q`).
+fn refers_back(q: &str) -> bool {
+    if Language::detect(q) == Language::Chinese {
+        return q.chars().filter(|c| c.is_alphanumeric()).count() <= 16 && ANAPHORA_ZH.iter().any(|p| q.contains(p));
+    }
+    let words: Vec<&str> = q.split(|c: char| !c.is_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).collect();
+    words.len() <= 8 && words.iter().any(|w| ANAPHORA_EN.contains(w))
 }
 
 /// Whether this turn may use the LLM, and the notice when it may not.
@@ -123,6 +137,9 @@ mod tests {
         assert!(!f.key_terms.is_empty());
         assert!(c.follow_up("What about MERS?").is_some());
         assert!(c.follow_up("职工累计工作满十年的，年休假是几天？").is_none());
+        assert!(c.follow_up("how long does it take?").is_some(), "a pronoun that refers back");
+        assert!(c.follow_up("它一般要多少钱？").is_some());
+        assert!(c.follow_up("What are the most common symptoms of the new coronavirus?").is_none());
         assert_eq!(c.questions(), vec!["用人单位解除劳动合同要支付经济补偿吗？"]);
     }
 

@@ -105,6 +105,13 @@ fn extractive_answers_hand_over_the_passage_that_answers(backend: Backend) {
     for line in text.lines() {
         assert!(!line.trim_end_matches(|c: char| c == ']' || c.is_ascii_digit() || c == '[').ends_with('?'), "{text}");
     }
+    // A follow-up that refers back ("it") is answered from the previous topic's passage.
+    let (turns, _) = json_lines(
+        skillrag(dir, &["chat", "--json"]),
+        "How do I update the firmware?\nhow long does it take?\n/quit\n",
+    );
+    let text = turns[1]["answer"].as_str().unwrap_or_default();
+    assert!(text.contains("five minutes"), "{}", turns[1]);
     let (a, text) = answer("试用期最长可以约定多久？另外，绿茶一般要不要洗茶？");
     assert_eq!(a["route"]["decision"], "multi", "{a}");
     assert!(text.contains("试用期不得超过六个月") && text.contains("洗茶"), "each part from its skill: {text}");
