@@ -5,8 +5,9 @@ hit@1/hit@5, whether the answer text contains the gold answer, and whether it is
     bench/per_skill.py LABEL=REPORT_DIR [LABEL=REPORT_DIR ...]
 
 REPORT_DIR is an `eval --out` folder (report.json, answers.jsonl). Routing, false refusals,
-hit@k and answer-contains-gold are the eval's own per-skill numbers (report.json). `readable` is
-measured here on the answered fact rows: an answer is readable when none of its sentences is a
+hit@k, answer-contains-gold, readable answers and statute answers naming the gold article are the
+eval's own per-skill numbers (report.json). For a run whose eval predates the readable-answer check,
+`readable` is measured here instead (marked *) on the answered fact rows: an answer is readable when none of its sentences is a
 fragment a user cannot use — a table header or row (`| LED | Meaning |`), a question handed back
 (`Q: …?`), a sentence cut mid-way (an English sentence whose first word is lower case), a bare
 citation marker opening the answer (`[3] [4] …`), or a piece with under four letters or digits.
@@ -66,6 +67,7 @@ COLUMNS = [
     ("hit@1", "hit_at_1"),
     ("hit@5", "hit_at_5"),
     ("answer contains gold", "answer_contains_gold"),
+    ("names gold article", "names_gold_article"),
 ]
 
 
@@ -85,7 +87,11 @@ def main():
                 continue
             ok, total = counts.get(skill, (0, 0))
             values = " | ".join(fmt(m.get(key)) for _, key in COLUMNS)
-            print(f"| {skill} | {label} | {m['questions']} | {values} | {fmt(ok / total if total else None)} |")
+            if "readable_answers" in m:
+                readable = fmt(m["readable_answers"])
+            else:
+                readable = fmt(ok / total if total else None) + ("*" if total else "")
+            print(f"| {skill} | {label} | {m['questions']} | {values} | {readable} |")
 
 
 if __name__ == "__main__":

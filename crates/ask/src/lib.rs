@@ -385,14 +385,20 @@ impl Assistant {
         Ok(())
     }
 
-    /// The document text around each context piece, for the extractive answer.
+    /// The document text around each context piece, for the extractive answer; each document's
+    /// chunks are read once, however many of its pieces the context holds.
     fn surroundings(&self, context: &Context) -> Result<Vec<answer::Surroundings>, AskError> {
+        use std::collections::hash_map::Entry;
+        let mut documents: std::collections::HashMap<(&str, &str), Vec<skillrag_core::Chunk>> = Default::default();
         let mut out = Vec::with_capacity(context.pieces.len());
         for piece in &context.pieces {
-            out.push(match self.engine.index_of(&piece.skill)? {
-                Some(index) => answer::Surroundings::read(index.as_ref(), piece.chunk_id, &piece.text),
-                None => answer::Surroundings::alone(&piece.text, true),
-            });
+            let document = match documents.entry((piece.skill.as_str(), piece.source.as_str())) {
+                Entry::Occupied(known) => known.into_mut(),
+                Entry::Vacant(new) => new.insert(
+                    self.engine.index_of(&piece.skill)?.map(|i| i.chunks_of(&piece.source)).unwrap_or_default(),
+                ),
+            };
+            out.push(answer::Surroundings::read(document, piece.chunk_id, &piece.text));
         }
         Ok(out)
     }

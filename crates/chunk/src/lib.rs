@@ -20,7 +20,7 @@ use std::ops::Range;
 
 /// Bumped whenever chunk boundaries change for the same input and settings; indexes chunked
 /// by another version are re-chunked.
-pub const CHUNKER_VERSION: u32 = 3;
+pub const CHUNKER_VERSION: u32 = 4;
 
 /// Chunk size and overlap, in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -221,6 +221,9 @@ fn sentence_ends(s: &str) -> Vec<usize> {
         if !(is_cjk_end || is_ascii_end) {
             continue;
         }
+        if inside_parentheses(s, i) {
+            continue;
+        }
         // "1. " at the start of a line numbers a list item; it ends nothing.
         let line_start = s[..i].rfind('\n').map_or(0, |p| p + 1);
         let before = s[line_start..i].trim_start();
@@ -252,6 +255,24 @@ fn sentence_ends(s: &str) -> Vec<usize> {
         out.push(chars.peek().map_or(s.len(), |&(i, _)| i));
     }
     out
+}
+
+/// At most this many characters between a terminator and the brackets around it.
+const BRACKET_REACH: usize = 20;
+
+/// A terminator inside short parentheses (`毕升（？-约1051）`, `(see p. 3)`) ends nothing: an
+/// opening bracket not closed yet within the reach before it, and the closing one within the
+/// reach after it. An unclosed bracket farther away does not stop the sentences that follow.
+fn inside_parentheses(s: &str, at: usize) -> bool {
+    let before: Vec<char> = s[..at].chars().rev().take(BRACKET_REACH).collect();
+    let opened = before.iter().position(|c| matches!(c, '（' | '('));
+    let closed = before.iter().position(|c| matches!(c, '）' | ')'));
+    let open = match (opened, closed) {
+        (Some(o), Some(c)) => o < c,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    open && s[at..].chars().skip(1).take(BRACKET_REACH).any(|c| matches!(c, '）' | ')'))
 }
 
 /// Sentences of `text` with their byte offsets, cut after sentence ends and at line breaks that

@@ -230,6 +230,18 @@ fn sentences_with_offsets() {
 }
 
 #[test]
+fn a_terminator_inside_short_parentheses_ends_no_sentence() {
+    let texts = |t: &'static str| sentences(t).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+    assert_eq!(
+        texts("北宋庆历间中国的毕升（？-约1051）发明的泥活字标志活字印刷的诞生。此后传入朝鲜。"),
+        vec!["北宋庆历间中国的毕升（？-约1051）发明的泥活字标志活字印刷的诞生。", "此后传入朝鲜。"]
+    );
+    // An unclosed bracket far before does not hold back the sentences after it.
+    let long = "（注：这一段没有闭合的括号，后面还有很长很长很长很长的说明文字。下一句。";
+    assert_eq!(sentences(long).len(), 2, "{:?}", sentences(long));
+}
+
+#[test]
 fn sentences_join_wrapped_lines_but_not_list_items() {
     let text = "A factory reset erases all settings, including the\nWi-Fi name. It takes two minutes.\n\n1. Leave it on.\n2. Hold the pin\nfor 10 seconds.\n- **水温**：80–85°C\n- 投茶量：3 克";
     let texts: Vec<&str> = sentences(text).into_iter().map(|(_, t)| t).collect();

@@ -146,7 +146,7 @@ pub fn values(text: &str, expected: Expected) -> usize {
         Expected::Date => DATE_UNITS,
         Expected::Number => return numbers(&lower).count() + number_words(&lower).count(),
         Expected::Steps => {
-            let steps = text.lines().filter(|l| numbered(l.trim_start())).count();
+            let steps = text.lines().filter(|l| super::units::is_numbered_item(l.trim_start())).count();
             return if steps >= 2 { steps } else { 0 };
         }
         Expected::Place => return LOCATING.iter().filter(|w| lower.contains(*w)).count(),
@@ -194,12 +194,6 @@ const LOCATING: &[&str] = &[
     "lives in",
     "native to",
 ];
-
-/// `1. …`, `2、…`, `3) …`: a step of a numbered list.
-fn numbered(line: &str) -> bool {
-    let digits = line.chars().take_while(char::is_ascii_digit).count();
-    digits > 0 && line[digits..].starts_with(['.', '、', ')', '）'])
-}
 
 /// English numbers written as words.
 const NUMBER_WORDS: &[&str] = &[

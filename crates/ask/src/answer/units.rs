@@ -9,7 +9,6 @@
 //! back to byte ranges for every kind anyway.
 
 use skillrag_core::{Chunk, ChunkId};
-use skillrag_store::SkillIndex;
 use std::ops::Range;
 
 /// At most this many characters of a paragraph in one unit (a single longer sentence is one).
@@ -68,15 +67,15 @@ impl Surroundings {
         Surroundings { text: text.to_string(), passage: 0..text.len(), cut_before, cut_after: true }
     }
 
-    /// The chunk `chunk_id` of `index` with its neighbours, stitched together by their spans in
-    /// the document (overlaps once, gaps — where headings were — as a blank line). `text` alone
-    /// when the chunk is not found or the chunks do not fit together.
-    pub fn read(index: &dyn SkillIndex, chunk_id: ChunkId, text: &str) -> Surroundings {
-        let Some(chunk) = index.chunk(chunk_id) else { return Surroundings::alone(text, true) };
-        let all = index.chunks_of(&chunk.source);
-        let last = all.iter().map(|c| c.ordinal).max().unwrap_or(chunk.ordinal);
-        let mut near: Vec<Chunk> = all
-            .into_iter()
+    /// The chunk `chunk_id` of `document` (all chunks of its source) with its neighbours,
+    /// stitched together by their spans in the document (overlaps once, gaps — where headings
+    /// were — as a blank line). `text` alone when the chunk is not found or the chunks do not fit
+    /// together.
+    pub fn read(document: &[Chunk], chunk_id: ChunkId, text: &str) -> Surroundings {
+        let Some(chunk) = document.iter().find(|c| c.id == chunk_id) else { return Surroundings::alone(text, true) };
+        let last = document.iter().map(|c| c.ordinal).max().unwrap_or(chunk.ordinal);
+        let mut near: Vec<&Chunk> = document
+            .iter()
             .filter(|c| c.ordinal + NEIGHBOURS >= chunk.ordinal && c.ordinal <= chunk.ordinal + NEIGHBOURS)
             .collect();
         near.sort_by_key(|c| (c.span.0, c.ordinal));
@@ -87,7 +86,7 @@ impl Surroundings {
         let mut out_chars = 0usize;
         let mut end_char = first.span.0;
         let mut passage: Option<Range<usize>> = None;
-        for c in &near {
+        for c in near {
             let len = c.text.chars().count();
             let start = if out.is_empty() {
                 0
@@ -167,16 +166,21 @@ pub fn is_list_item(t: &str) -> bool {
     if ["- ", "* ", "+ ", "• "].iter().any(|p| t.starts_with(p)) {
         return true;
     }
-    let digits = t.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0 {
-        let rest = &t[digits..];
-        return rest.starts_with(". ") || rest.starts_with(['、', ')', '）']);
+    if is_numbered_item(t) {
+        return true;
     }
     if let Some(rest) = t.strip_prefix(['（', '(']) {
         let n = rest.chars().take_while(|c| "一二三四五六七八九十".contains(*c)).count();
         return n > 0 && rest.chars().nth(n).is_some_and(|c| c == '）' || c == ')');
     }
     false
+}
+
+/// `1. step`, `2、step`, `3) step`: an item of a numbered list (not `1.5 kg`).
+pub fn is_numbered_item(t: &str) -> bool {
+    let digits = t.chars().take_while(char::is_ascii_digit).count();
+    let rest = &t[digits..];
+    digits > 0 && (rest.starts_with(". ") || rest.starts_with(['、', ')', '）']))
 }
 
 /// A sentence that asks rather than tells — or holds a question the splitter did not cut off
@@ -355,8 +359,8 @@ fn table(text: &str, lines: &[(Range<usize>, Line)], at: usize, out: &mut Vec<Un
 /// shows with them) end a window and are never in one.
 fn sentences(text: &str, range: Range<usize>, out: &mut Vec<Unit>) {
     let paragraph = &text[range.clone()];
-    // A piece that cannot begin a sentence continues the one before: the splitter cut at a
-    // `？` inside parentheses (毕升（？-约1051）发明…) or at an abbreviation's dot.
+    // A piece that cannot begin a sentence continues the one before: the splitter cut after an
+    // abbreviation's dot (`e.g. the`) or a mark it took for an end.
     let mut pieces: Vec<(usize, &str)> = Vec::new();
     for (o, s) in skillrag_chunk::sentences(paragraph) {
         let continues = s.starts_with(['-', '—', '）', ')', '，', ',', '、', '；', ';', '」', '』', '”'])
