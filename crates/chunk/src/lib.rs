@@ -22,6 +22,9 @@ use std::ops::Range;
 /// by another version are re-chunked.
 pub const CHUNKER_VERSION: u32 = 4;
 
+/// The smallest chunk size accepted: below it a chunk cannot hold a sentence.
+pub const MIN_CHUNK_SIZE: usize = 16;
+
 /// Chunk size and overlap, in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkConfig {
@@ -37,7 +40,7 @@ impl Default for ChunkConfig {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("chunk size must be at least 16 characters, got {0}")]
+    #[error("chunk size must be at least {MIN_CHUNK_SIZE} characters, got {0}")]
     SizeTooSmall(usize),
     #[error("chunk overlap ({overlap}) must be less than half the chunk size ({size})")]
     OverlapTooLarge { size: usize, overlap: usize },
@@ -50,7 +53,7 @@ impl ChunkConfig {
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.size < 16 {
+        if self.size < MIN_CHUNK_SIZE {
             return Err(ConfigError::SizeTooSmall(self.size));
         }
         if self.overlap * 2 > self.size {
@@ -99,7 +102,8 @@ pub fn chunk_document(text: &str, markdown: bool, preset: Preset, config: &Chunk
 }
 
 fn build(text: &str, sections: Vec<markdown::Section>, config: &ChunkConfig) -> Vec<Piece> {
-    let config = ChunkConfig { size: config.size.max(16), overlap: config.overlap.min(config.size.max(16) / 2) };
+    let size = config.size.max(MIN_CHUNK_SIZE);
+    let config = ChunkConfig { size, overlap: config.overlap.min(size / 2) };
     let mut ranges: Vec<(usize, Range<usize>)> = Vec::new();
     for (i, section) in sections.iter().enumerate() {
         for range in split::chunk_section(text, section.body.clone(), &section.code, &config) {

@@ -101,7 +101,8 @@ fn one_megabyte_line_without_punctuation() {
     assert!(covers(&text, &pieces));
     // Windows of 420 new chars each (500 minus the 80-char overlap).
     assert_eq!(pieces.len(), text.chars().count().div_ceil(420));
-    assert!(elapsed.as_secs() < 20, "chunking 1 MB took {elapsed:?}");
+    // A bound for quadratic behaviour (minutes), not a timing: speed is in bench/.
+    assert!(elapsed.as_secs() < 120, "chunking 1 MB took {elapsed:?}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Loading one knowledge file into a [`Document`].
 
-use crate::decode::{decode, normalize, DecodeError};
+use crate::decode::{decode, is_all_zero, normalize, DecodeError, DecodeWarning};
 use crate::formats::{self, ExtractError, ExtractLimits, Extracted, FaqFormat, QaPair};
+use skillrag_core::Diagnostic;
 use std::path::{Path, PathBuf};
 
 /// The formats this loader reads.
@@ -73,25 +74,41 @@ pub struct Document {
 pub enum LoadError {
     #[error("cannot read: {0}")]
     Io(#[from] std::io::Error),
+    // Not `#[from]`/`#[source]`: the message already carries the cause, which error chains
+    // (`{:#}`) would otherwise print twice.
     #[error("{0}; skipped")]
-    Decode(#[from] DecodeError),
+    Decode(DecodeError),
     #[error("file is {size_mb:.1} MB, above the {limit_mb} MB limit; skipped (raise `index.max_file_mb` to index it)")]
     TooLarge { size_mb: f64, limit_mb: u64 },
-    #[error("not a regular file; skipped")]
-    NotRegular,
+    #[error("{kind}, not a regular file; skipped")]
+    NotRegular { kind: &'static str },
     #[error("unsupported file type `.{0}`; skipped")]
     Unsupported(String),
     #[error("{0}; skipped")]
-    Extract(#[from] ExtractError),
+    Extract(ExtractError),
+}
+
+impl From<DecodeError> for LoadError {
+    fn from(e: DecodeError) -> Self {
+        LoadError::Decode(e)
+    }
+}
+
+impl From<ExtractError> for LoadError {
+    fn from(e: ExtractError) -> Self {
+        LoadError::Extract(e)
+    }
 }
 
 impl LoadError {
     /// The line of the file the problem is on, when it has one (a ragged CSV row).
     pub fn line(&self) -> Option<usize> {
         match self {
-            LoadError::Extract(ExtractError::RaggedRow { line, .. } | ExtractError::Malformed { line, .. }) => {
-                Some(*line).filter(|&l| l > 0)
-            }
+            LoadError::Extract(
+                ExtractError::RaggedRow { line, .. }
+                | ExtractError::Malformed { line, .. }
+                | ExtractError::TooDeep { line, .. },
+            ) => Some(*line).filter(|&l| l > 0),
             _ => None,
         }
     }
@@ -111,12 +128,23 @@ impl Default for LoadOptions {
 
 /// Reads, decodes and normalizes one file. `source` is its path relative to the skill folder.
 pub fn load_document(path: &Path, source: &str, options: &LoadOptions) -> Result<Document, LoadError> {
+    load_document_with_warnings(path, source, options).map(|(doc, _)| doc)
+}
+
+/// As [`load_document`], with the warnings about repairs made while reading it (bad UTF-8
+/// bytes replaced, lines read in another encoding), each naming the file.
+pub fn load_document_with_warnings(
+    path: &Path,
+    source: &str,
+    options: &LoadOptions,
+) -> Result<(Document, Vec<Diagnostic>), LoadError> {
     let format = Format::from_path(path).ok_or_else(|| {
         LoadError::Unsupported(path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default())
     })?;
+    // Checked before opening: opening a FIFO blocks until someone writes to it.
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err(LoadError::NotRegular);
+        return Err(LoadError::NotRegular { kind: crate::file_kind(&meta.file_type()) });
     }
     if meta.len() > options.max_file_bytes {
         return Err(LoadError::TooLarge {
@@ -126,7 +154,30 @@ pub fn load_document(path: &Path, source: &str, options: &LoadOptions) -> Result
     }
     let bytes = std::fs::read(path)?;
     let content_hash = crate::content_hash(&bytes);
-    let (extracted, encoding) = extract(format, &bytes, options)?;
+    // Before the format's own checks, which would call a PDF of zeros a scan without text.
+    if is_all_zero(&bytes) {
+        return Err(DecodeError::AllZero.into());
+    }
+    let (extracted, encoding, repairs) = extract(format, &bytes, options)?;
+    let max_text = options.extract.max_text_bytes;
+    if extracted.text.len() > max_text {
+        return Err(ExtractError::OverLimit {
+            what: format!("its text ({} MB)", extracted.text.len().div_ceil(1 << 20)),
+            limit: format!("{} MB", max_text.div_ceil(1 << 20)),
+            setting: "max_text_mb",
+        }
+        .into());
+    }
+    let warnings = repairs
+        .into_iter()
+        .map(|w| {
+            let line = match &w {
+                DecodeWarning::MixedEncoding { first_line, .. } => Some(*first_line),
+                DecodeWarning::InvalidUtf8 { .. } => None,
+            };
+            Diagnostic::warning(path, line, w.to_string())
+        })
+        .collect();
     let mtime = crate::mtime_secs(&meta);
     let title = extracted
         .title
@@ -134,7 +185,7 @@ pub fn load_document(path: &Path, source: &str, options: &LoadOptions) -> Result
         .filter(|t| !t.trim().is_empty())
         .or_else(|| if format.is_markdown() { markdown_title(&extracted.text) } else { text_title(&extracted.text) })
         .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-    Ok(Document {
+    let document = Document {
         source: source.to_string(),
         path: path.to_path_buf(),
         format,
@@ -146,24 +197,29 @@ pub fn load_document(path: &Path, source: &str, options: &LoadOptions) -> Result
         mtime,
         size: bytes.len() as u64,
         content_hash,
-    })
+    };
+    Ok((document, warnings))
 }
 
-/// The text of a file in `format`, and the encoding it was read as (the format name for
-/// binary formats).
-fn extract(format: Format, bytes: &[u8], options: &LoadOptions) -> Result<(Extracted, &'static str), LoadError> {
+/// The text of a file in `format`, the encoding it was read as (the format name for binary
+/// formats), and the repairs decoding made.
+fn extract(
+    format: Format,
+    bytes: &[u8],
+    options: &LoadOptions,
+) -> Result<(Extracted, &'static str, Vec<DecodeWarning>), LoadError> {
     match format {
         // The PDF extractor normalizes itself: its page offsets count normalized characters.
-        Format::Pdf => Ok((formats::extract_pdf(bytes)?, "PDF")),
-        Format::Docx => Ok((normalized(formats::extract_docx(bytes, &options.extract)?), "DOCX")),
+        Format::Pdf => Ok((formats::extract_pdf(bytes, &options.extract)?, "PDF", Vec::new())),
+        Format::Docx => Ok((normalized(formats::extract_docx(bytes, &options.extract)?), "DOCX", Vec::new())),
         Format::Markdown | Format::Text | Format::Html | Format::Faq(_) => {
             let decoded = decode(bytes)?;
             let extracted = match format {
-                Format::Html => normalized(formats::extract_html(&decoded.text)),
+                Format::Html => normalized(formats::extract_html(&decoded.text)?),
                 Format::Faq(faq) => normalized(formats::extract_faq(&decoded.text, faq)?),
                 _ => Extracted { text: decoded.text, ..Default::default() },
             };
-            Ok((extracted, decoded.encoding))
+            Ok((extracted, decoded.encoding, decoded.warnings))
         }
     }
 }
@@ -241,5 +297,44 @@ mod tests {
         let png = tmp.path().join("a.png");
         std::fs::write(&png, [0u8; 4]).unwrap();
         assert!(matches!(load_document(&png, "a.png", &LoadOptions::default()), Err(LoadError::Unsupported(_))));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_refused_without_opening_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("pipe.md");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        // Opening would block until a writer came; the metadata check answers at once.
+        let err = load_document(&fifo, "pipe.md", &LoadOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "named pipe (FIFO), not a regular file; skipped");
+    }
+
+    #[test]
+    fn zero_files_and_repairs() {
+        let tmp = tempfile::tempdir().unwrap();
+        for name in ["zeros.pdf", "zeros.md", "zeros.docx"] {
+            let path = tmp.path().join(name);
+            std::fs::write(&path, vec![0u8; 8192]).unwrap();
+            let err = load_document(&path, name, &LoadOptions::default()).unwrap_err();
+            assert!(err.to_string().contains("all zero bytes"), "{name}: {err}");
+        }
+        let path = tmp.path().join("bad.md");
+        std::fs::write(&path, b"# T\n\xe4\xbd\xa0\xe5\xa5\xbd \xff done\n").unwrap();
+        let (doc, warnings) = load_document_with_warnings(&path, "bad.md", &LoadOptions::default()).unwrap();
+        assert_eq!(doc.text, "# T\n你好 \u{FFFD} done\n");
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].path, path);
+        assert!(warnings[0].to_string().contains("1 byte(s) are not valid UTF-8"), "{}", warnings[0]);
+    }
+
+    #[test]
+    fn deep_html_names_its_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("deep.html");
+        std::fs::write(&path, format!("<p>x</p>\n\n{}", "<div>".repeat(50_000))).unwrap();
+        let err = load_document(&path, "deep.html", &LoadOptions::default()).unwrap_err();
+        assert_eq!(err.line(), Some(3));
+        assert!(err.to_string().contains("HTML nests deeper than"), "{err}");
     }
 }

@@ -1,7 +1,9 @@
 //! Listing a skill's knowledge files: `references/` and `knowledge/` recursively, or the
 //! paths and globs in `metadata.knowledge`. Problems (symlink loops, unreadable folders,
-//! non-UTF-8 names, special files) are reported per path; the walk goes on.
+//! non-UTF-8 names, special files, symlinks that leave the project) are reported per path;
+//! the walk goes on.
 
+use crate::confine::Confinement;
 use globset::{Glob, GlobSetBuilder};
 use skillrag_core::Diagnostic;
 use std::collections::BTreeMap;
@@ -29,7 +31,20 @@ fn is_glob(pattern: &str) -> bool {
 
 /// Lists the knowledge files of the skill in `skill_dir` selected by `patterns` (folder names,
 /// file paths or globs, relative to the skill folder). `defaults` are patterns that may be absent.
+/// Symlinks are followed only inside the project (see [`Confinement`]).
 pub fn list_knowledge_files(skill_dir: &Path, patterns: &[String], defaults: &[&str]) -> Listing {
+    list_knowledge_files_in(skill_dir, patterns, defaults, &[])
+}
+
+/// As [`list_knowledge_files`], with folders outside the project that symlinks may also point
+/// into (`allowed_roots`, e.g. a document share linked into `knowledge/`).
+pub fn list_knowledge_files_in(
+    skill_dir: &Path,
+    patterns: &[String],
+    defaults: &[&str],
+    allowed_roots: &[PathBuf],
+) -> Listing {
+    let confinement = Confinement::for_skill(skill_dir, allowed_roots);
     let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut diagnostics = Vec::new();
 
@@ -45,8 +60,9 @@ pub fn list_knowledge_files(skill_dir: &Path, patterns: &[String], defaults: &[&
             continue;
         }
         let target = skill_dir.join(clean);
-        if target.is_dir() || target.is_file() {
-            walk(skill_dir, &target, &mut |_| true, &mut files, &mut diagnostics);
+        // `exists`, not `is_file`: a pipe or socket named here is reported by the walk.
+        if target.exists() {
+            walk(skill_dir, &target, &confinement, &mut |_| true, &mut files, &mut diagnostics);
         } else if !defaults.contains(&clean) {
             diagnostics.push(Diagnostic::warning(
                 skill_dir.join(SKILL_FILE),
@@ -72,7 +88,7 @@ pub fn list_knowledge_files(skill_dir: &Path, patterns: &[String], defaults: &[&
         match builder.build() {
             Ok(set) => {
                 let mut keep = |source: &str| source != SKILL_FILE && set.is_match(source);
-                walk(skill_dir, skill_dir, &mut keep, &mut files, &mut diagnostics);
+                walk(skill_dir, skill_dir, &confinement, &mut keep, &mut files, &mut diagnostics);
             }
             Err(e) => diagnostics.push(Diagnostic::error(
                 skill_dir.join(SKILL_FILE),
@@ -89,16 +105,17 @@ const SKILL_FILE: &str = "SKILL.md";
 fn walk(
     skill_dir: &Path,
     start: &Path,
+    confinement: &Confinement,
     keep: &mut dyn FnMut(&str) -> bool,
     files: &mut BTreeMap<String, PathBuf>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let walker = WalkDir::new(start)
+    let mut walker = WalkDir::new(start)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().as_encoded_bytes().starts_with(b"."));
-    for entry in walker {
+    while let Some(entry) = walker.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(err) => {
@@ -119,12 +136,24 @@ fn walk(
             }
         };
         let file_type = entry.file_type();
+        let path = entry.path();
+        // The start itself may lie behind a link (`knowledge -> /usr/share/doc`, or a linked
+        // folder above it), so it is checked whether or not it is one.
+        if entry.path_is_symlink() || entry.depth() == 0 {
+            if let Err(escape) = confinement.check(path) {
+                diagnostics.push(Diagnostic::warning(path, None, escape.to_string()));
+                if file_type.is_dir() {
+                    walker.skip_current_dir();
+                }
+                continue;
+            }
+        }
         if file_type.is_dir() {
             continue;
         }
-        let path = entry.path();
         if !file_type.is_file() {
-            diagnostics.push(Diagnostic::error(path, None, "not a regular file (device, socket or pipe); skipped"));
+            let kind = crate::file_kind(&file_type);
+            diagnostics.push(Diagnostic::error(path, None, format!("{kind}, not a regular file; skipped")));
             continue;
         }
         let Ok(relative) = path.strip_prefix(skill_dir) else { continue };
@@ -198,6 +227,89 @@ mod tests {
         let messages: Vec<String> = listing.diagnostics.iter().map(|d| d.to_string()).collect();
         assert!(messages.iter().any(|m| m.contains("symlink loop") && m.contains("loop")), "{messages:?}");
         assert!(messages.iter().any(|m| m.contains("dangling.md") && m.contains("broken symlink")), "{messages:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_that_leave_the_project_are_skipped_with_a_warning() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        fs::write(root.join("skillrag.toml"), "skills = [\"skills\"]\n").unwrap();
+        fs::create_dir_all(root.join(".skillrag/index")).unwrap();
+        fs::write(root.join(".env"), "SKILLRAG_LLM_API_KEY=secret\n").unwrap();
+        fs::create_dir_all(root.join("shared")).unwrap();
+        fs::write(root.join("shared/common.md"), "shared").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir_all(outside.path().join("ssh")).unwrap();
+        fs::write(outside.path().join("passwd"), "root:x:0:0").unwrap();
+        fs::write(outside.path().join("ssh/ssh_config"), "Host *").unwrap();
+        let dir = root.join("skills/a");
+        let k = dir.join("knowledge");
+        fs::create_dir_all(&k).unwrap();
+        fs::write(k.join("a.md"), "a").unwrap();
+        symlink(outside.path().join("passwd"), k.join("passwd.md")).unwrap();
+        symlink(outside.path().join("ssh"), k.join("ssh")).unwrap();
+        symlink(root.join("skillrag.toml"), k.join("config.md")).unwrap();
+        symlink(root.join(".skillrag"), k.join("state")).unwrap();
+        symlink(root.join(".env"), k.join("env.txt")).unwrap();
+        symlink(root.join("shared/common.md"), k.join("common.md")).unwrap();
+        symlink(k.join("a.md"), k.join("alias.md")).unwrap();
+        let listing = list_knowledge_files(&dir, &defaults(), &["references", "knowledge"]);
+        let sources: Vec<_> = listing.files.iter().map(|f| f.source.as_str()).collect();
+        assert_eq!(sources, vec!["knowledge/a.md", "knowledge/alias.md", "knowledge/common.md"]);
+        let messages: Vec<String> = listing.diagnostics.iter().map(|d| d.to_string()).collect();
+        assert_eq!(messages.len(), 5, "{messages:#?}");
+        let passwd = outside.path().canonicalize().unwrap().join("passwd");
+        assert!(
+            messages.iter().any(|m| m.contains("knowledge/passwd.md")
+                && m.contains("outside the project")
+                && m.contains(&passwd.display().to_string())),
+            "{messages:#?}"
+        );
+        assert!(messages.iter().any(|m| m.contains("knowledge/ssh:") && m.contains("outside")), "{messages:#?}");
+        assert!(messages.iter().any(|m| m.contains("config.md") && m.contains("configuration file")), "{messages:#?}");
+        assert!(messages.iter().any(|m| m.contains("knowledge/state") && m.contains("hidden")), "{messages:#?}");
+        assert!(messages.iter().any(|m| m.contains("env.txt") && m.contains("hidden")), "{messages:#?}");
+        assert!(listing.diagnostics.iter().all(|d| !d.is_error()));
+
+        // A whole knowledge folder linked out (`knowledge -> /usr/share/doc`) yields nothing…
+        fs::remove_dir_all(&k).unwrap();
+        symlink(outside.path(), &k).unwrap();
+        let listing = list_knowledge_files(&dir, &defaults(), &["references", "knowledge"]);
+        assert!(listing.files.is_empty(), "{:?}", listing.files);
+        assert_eq!(listing.diagnostics.len(), 1, "{:?}", listing.diagnostics);
+        // …unless the folder it points into is allowed.
+        let listing =
+            list_knowledge_files_in(&dir, &defaults(), &["references", "knowledge"], &[outside.path().into()]);
+        let sources: Vec<_> = listing.files.iter().map(|f| f.source.as_str()).collect();
+        assert_eq!(sources, vec!["knowledge/passwd", "knowledge/ssh/ssh_config"]);
+        // Globs walk the skill folder itself; the same rule holds.
+        let listing = list_knowledge_files(&dir, &["**/*".to_string()], &["references", "knowledge"]);
+        assert!(listing.files.is_empty(), "{:?}", listing.files);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn pipes_and_sockets_are_skipped_by_kind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        fs::create_dir_all(dir.join("knowledge")).unwrap();
+        fs::write(dir.join("knowledge/a.md"), "a").unwrap();
+        let fifo = dir.join("knowledge/pipe.md");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let _socket = std::os::unix::net::UnixListener::bind(dir.join("knowledge/socket.md")).unwrap();
+        let patterns = vec!["knowledge".to_string(), "knowledge/pipe.md".to_string()];
+        let listing = list_knowledge_files(dir, &patterns, &["references", "knowledge"]);
+        let sources: Vec<_> = listing.files.iter().map(|f| f.source.as_str()).collect();
+        assert_eq!(sources, vec!["knowledge/a.md"]);
+        let messages: Vec<String> = listing.diagnostics.iter().map(|d| d.to_string()).collect();
+        assert!(
+            messages.iter().any(|m| m.contains("pipe.md") && m.contains("named pipe (FIFO), not a regular file")),
+            "{messages:#?}"
+        );
+        assert!(messages.iter().any(|m| m.contains("socket.md") && m.contains("socket")), "{messages:#?}");
     }
 
     #[cfg(target_os = "linux")]

@@ -3,6 +3,7 @@
 use crate::parse::parse_skill;
 use crate::Skill;
 use skillrag_core::Diagnostic;
+use skillrag_load::Confinement;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -32,12 +33,22 @@ pub fn discover(roots: &[PathBuf]) -> Discovery {
                 continue;
             }
         };
-        let mut dirs: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.path())
-            .collect();
+        let confinement = Confinement::for_folder(root, &[]);
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for entry in entries.flatten().filter(|e| !e.file_name().as_encoded_bytes().starts_with(b".")) {
+            let path = entry.path();
+            if !path.is_dir() {
+                continue;
+            }
+            // A skill folder linked in from outside the project would serve whatever it holds.
+            if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                if let Err(escape) = confinement.check(&path) {
+                    out.diagnostics.push(Diagnostic::error(&path, None, format!("skill folder {escape}")));
+                    continue;
+                }
+            }
+            dirs.push(path);
+        }
         dirs.sort();
         for dir in dirs {
             let parsed = parse_skill(&dir);
@@ -106,5 +117,61 @@ mod tests {
         assert_eq!(d.skills.len(), 1);
         assert_eq!(d.skills[0].description, "first");
         assert!(d.diagnostics.iter().any(|d| d.message.contains("already defined")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn skill_files_that_leave_the_project_or_block_are_refused() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path();
+        fs::write(project.join("skillrag.toml"), "").unwrap();
+        let root = project.join("skills");
+        write_skill(&root, "good", "---\nname: good\ndescription: fine\n---\n");
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        write_skill(outside.path(), "elsewhere", "---\nname: elsewhere\ndescription: far\n---\n");
+        fs::create_dir_all(root.join("passwd")).unwrap();
+        symlink(outside.path().join("passwd"), root.join("passwd/SKILL.md")).unwrap();
+        fs::create_dir_all(root.join("piped")).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(root.join("piped/SKILL.md")).status().unwrap().success());
+        symlink(outside.path().join("elsewhere"), root.join("elsewhere")).unwrap();
+        // A link that stays inside the project is followed.
+        write_skill(project, "kept/inside", "---\nname: inside\ndescription: near\n---\n");
+        symlink(project.join("kept/inside"), root.join("inside")).unwrap();
+        let d = discover(std::slice::from_ref(&root));
+        let ids: Vec<_> = d.skills.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, vec!["good", "inside"]);
+        let errors: Vec<String> = d.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+        assert_eq!(errors.len(), 3, "{errors:#?}");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("passwd/SKILL.md") && e.contains("outside the project") && e.contains("passwd)")),
+            "{errors:#?}"
+        );
+        assert!(errors.iter().any(|e| e.contains("piped/SKILL.md") && e.contains("named pipe (FIFO)")), "{errors:#?}");
+        assert!(
+            errors.iter().any(|e| e.contains("skills/elsewhere") && e.contains("skill folder symlink points outside")),
+            "{errors:#?}"
+        );
+    }
+
+    #[test]
+    fn deep_frontmatter_is_refused_with_its_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let deep = format!("---\nname: deep\ndescription: d\nx: {}{}\n---\n", "[".repeat(30_000), "]".repeat(30_000));
+        write_skill(root, "deep", &deep);
+        write_skill(root, "good", "---\nname: good\ndescription: fine\n---\n");
+        let start = std::time::Instant::now();
+        let d = discover(&[root.to_path_buf()]);
+        assert!(start.elapsed() < std::time::Duration::from_secs(2), "{:?}", start.elapsed());
+        assert_eq!(d.skills.len(), 1);
+        let errors: Vec<String> = d.diagnostics.iter().map(|d| d.to_string()).collect();
+        assert!(
+            errors.iter().any(|e| e.contains("deep/SKILL.md:4") && e.contains("nests deeper than 32")),
+            "{errors:#?}"
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! Splitting `SKILL.md` into YAML frontmatter and Markdown body.
+//! Splitting `SKILL.md` into YAML frontmatter and Markdown body, and the limits checked
+//! before the YAML is parsed.
 
 /// The frontmatter block of a `SKILL.md`, with where it sits in the file.
 pub struct Frontmatter<'a> {
@@ -59,6 +60,116 @@ pub fn key_line(fm: &Frontmatter<'_>, key: &str) -> Option<usize> {
     })
 }
 
+/// Largest frontmatter accepted. Real ones are a few hundred bytes; long text belongs in the
+/// body or the knowledge files.
+pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
+/// Deepest YAML nesting accepted (block levels plus open brackets); real frontmatter uses 2–3.
+pub const MAX_YAML_DEPTH: usize = 32;
+
+/// Why a frontmatter block is refused before parsing, with the file line to point at.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("frontmatter is {kb} KB, above the {} KB limit; move long text into the body or the knowledge files", MAX_FRONTMATTER_BYTES / 1024)]
+    TooLarge { kb: usize, line: usize },
+    #[error("frontmatter YAML nests deeper than {MAX_YAML_DEPTH} levels; refusing to parse it")]
+    TooDeep { line: usize },
+}
+
+impl LimitError {
+    pub fn line(&self) -> usize {
+        match self {
+            LimitError::TooLarge { line, .. } | LimitError::TooDeep { line } => *line,
+        }
+    }
+}
+
+/// Checks size and nesting before the YAML parser sees the block: libyaml (under
+/// serde_yaml_ng) spends time quadratic in the nesting before its own recursion limit
+/// fires, so 200 KB of `[[[[` made every command take half a minute.
+pub fn check_limits(fm: &Frontmatter<'_>) -> Result<(), LimitError> {
+    if fm.yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(LimitError::TooLarge { kb: fm.yaml.len().div_ceil(1024), line: fm.first_line });
+    }
+    match too_deep_at(fm.yaml, MAX_YAML_DEPTH) {
+        Some(i) => Err(LimitError::TooDeep { line: fm.first_line + i }),
+        None => Ok(()),
+    }
+}
+
+/// The 0-based line where `yaml` first nests deeper than `limit`. Hand-written because a
+/// parser is what must not run yet: block levels are counted by indentation (and `- `
+/// markers, which nest on one line), flow levels by brackets outside quotes and comments,
+/// block scalars (`|`, `>`) skipped. It may over-count odd YAML slightly, never real nesting
+/// by much, and it is linear.
+fn too_deep_at(yaml: &str, limit: usize) -> Option<usize> {
+    let mut indents: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    let mut block_scalar: Option<usize> = None;
+    for (i, line) in yaml.lines().enumerate() {
+        let content = line.trim_start_matches(' ');
+        let indent = line.len() - content.len();
+        if content.trim().is_empty() || content.starts_with('#') {
+            continue;
+        }
+        if let Some(owner) = block_scalar {
+            if indent > owner {
+                continue;
+            }
+            block_scalar = None;
+        }
+        if flow == 0 {
+            let (mut col, mut rest) = (indent, content);
+            loop {
+                while indents.last().is_some_and(|&top| top >= col) {
+                    indents.pop();
+                }
+                indents.push(col);
+                let Some(after) = rest.strip_prefix("- ").or_else(|| (rest == "-").then_some("")) else { break };
+                let trimmed = after.trim_start_matches(' ');
+                col += rest.len() - trimmed.len();
+                rest = trimmed;
+                if rest.is_empty() {
+                    break;
+                }
+            }
+            let end = rest.trim_end();
+            if [": |", ": >", ": |-", ": >-", ": |+", ": >+"].iter().any(|m| end.ends_with(m))
+                || matches!(end, "|" | ">")
+            {
+                block_scalar = Some(indent);
+            }
+        }
+        let mut quote: Option<char> = None;
+        let mut escaped = false;
+        let mut prev = ' ';
+        for c in content.chars() {
+            match quote {
+                Some('"') if escaped => escaped = false,
+                Some('"') if c == '\\' => escaped = true,
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                // A quote opens a scalar only where one can start (not the `'` in `it's`).
+                None if matches!(c, '"' | '\'') && (prev.is_whitespace() || matches!(prev, '[' | '{' | ',' | ':')) => {
+                    quote = Some(c)
+                }
+                None if matches!(c, '[' | '{') => flow += 1,
+                None if matches!(c, ']' | '}') => flow = flow.saturating_sub(1),
+                None if c == '#' && prev.is_whitespace() => break,
+                None => {}
+            }
+            if indents.len() + flow > limit {
+                return Some(i);
+            }
+            prev = c;
+        }
+        if indents.len() + flow > limit {
+            return Some(i);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +189,34 @@ mod tests {
         assert!(matches!(split("# Title\n---\n"), Split::NoFrontmatter));
         assert!(matches!(split("---\nname: a\n"), Split::Unterminated));
         assert!(matches!(split("\u{feff}---\r\nname: a\r\n---\r\n"), Split::Frontmatter(_)));
+    }
+
+    fn fm(yaml: &str) -> Frontmatter<'_> {
+        Frontmatter { yaml, first_line: 2, body: "" }
+    }
+
+    #[test]
+    fn real_frontmatter_is_within_the_limits() {
+        let yaml = "name: a\ndescription: It's [a] skill: \"quoted [ \\\" text\" # [[[[ comment\nmetadata:\n  triggers: a, b\n  \
+                    knowledge:\n    - docs\n    - - x\n      - y\ninstructions: |\n  [[[[ unbalanced prose\n      deeper\n    text\n";
+        assert_eq!(check_limits(&fm(yaml)), Ok(()));
+        assert_eq!(too_deep_at(yaml, 5), None); // knowledge → - → - → x
+        assert_eq!(too_deep_at("a:\n  b:\n    c: [[x]]\n", 4), Some(2));
+    }
+
+    #[test]
+    fn deep_and_huge_frontmatter_is_refused_quickly() {
+        let flow = format!("name: a\nx: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let start = std::time::Instant::now();
+        let err = check_limits(&fm(&flow[..MAX_FRONTMATTER_BYTES])).unwrap_err();
+        assert_eq!(err, LimitError::TooDeep { line: 3 });
+        assert!(start.elapsed() < std::time::Duration::from_secs(1), "{:?}", start.elapsed());
+        let err = check_limits(&fm(&flow)).unwrap_err();
+        assert_eq!(err.line(), 2);
+        assert!(err.to_string().contains("above the 64 KB limit"), "{err}");
+        let block: String = (0..40).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect();
+        assert_eq!(check_limits(&fm(&block)), Err(LimitError::TooDeep { line: 2 + MAX_YAML_DEPTH }));
+        let dashes = format!("x:\n{}y\n", "- ".repeat(40));
+        assert_eq!(check_limits(&fm(&dashes)), Err(LimitError::TooDeep { line: 3 }));
     }
 }

@@ -4,7 +4,9 @@ use crate::frontmatter::{self, Frontmatter, Split};
 use crate::sections::{self, outline, parse_boundary, parse_examples, parse_triggers, SectionKind};
 use crate::{Boundary, Skill, SkillForm, SkillSettings, SKILL_FILE};
 use serde_yaml_ng::Value;
+use skillrag_chunk::MIN_CHUNK_SIZE;
 use skillrag_core::{Diagnostic, DocType};
+use skillrag_load::Confinement;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -42,6 +44,9 @@ pub fn parse_skill(dir: &Path) -> ParsedSkill {
             return fatal(Diagnostic::error(dir, None, "skill folder name is not valid UTF-8; rename the folder"));
         }
     };
+    if let Some(refused) = refuse_skill_file(dir, &file) {
+        return fatal(refused);
+    }
     let bytes = match std::fs::read(&file) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -62,6 +67,23 @@ pub fn parse_skill(dir: &Path) -> ParsedSkill {
         }
     };
     parse_skill_text(dir, &id, &text)
+}
+
+/// Why `SKILL.md` must not be opened: a symlink that leaves the project (`SKILL.md ->
+/// /etc/passwd` would become the skill's description), or not a regular file (opening a FIFO
+/// blocks every command). `None` when it may be read, or is missing (reported by the caller).
+fn refuse_skill_file(dir: &Path, file: &Path) -> Option<Diagnostic> {
+    let link = std::fs::symlink_metadata(file).ok()?;
+    if link.file_type().is_symlink() {
+        if let Err(escape) = Confinement::for_skill(dir, &[]).check(file) {
+            return Some(Diagnostic::error(file, None, format!("{SKILL_FILE} {escape}; the skill is not loaded")));
+        }
+    }
+    let meta = std::fs::metadata(file).ok()?;
+    (!meta.is_file()).then(|| {
+        let kind = skillrag_load::file_kind(&meta.file_type());
+        Diagnostic::error(file, None, format!("{SKILL_FILE} is a {kind}, not a regular file; the skill is not loaded"))
+    })
 }
 
 fn fatal(d: Diagnostic) -> ParsedSkill {
@@ -224,6 +246,9 @@ fn read_frontmatter(
     fields: &mut Fields,
     diags: &mut Vec<Diagnostic>,
 ) -> Result<bool, Diagnostic> {
+    if let Err(e) = frontmatter::check_limits(fm) {
+        return Err(Diagnostic::error(file, Some(e.line()), e.to_string()));
+    }
     let value: Value = match serde_yaml_ng::from_str(fm.yaml) {
         Ok(v) => v,
         Err(e) => {
@@ -372,10 +397,40 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
             fields.settings.knowledge.extend(paths);
         }
         "top_k" => fields.settings.top_k = number(diags),
-        "chunk_size" => fields.settings.chunk_size = number(diags),
+        "chunk_size" => {
+            let size = number(diags);
+            fields.settings.chunk_size = match size {
+                Some(n) if n < MIN_CHUNK_SIZE => {
+                    let message =
+                        format!("`chunk_size` must be at least {MIN_CHUNK_SIZE} characters, got {n}; ignored");
+                    diags.push(Diagnostic::warning(file, Some(line), message));
+                    None
+                }
+                Some(n) if fields.settings.chunk_overlap.is_some_and(|o| o * 2 > n) => {
+                    diags.push(overlap_too_large(
+                        file,
+                        line,
+                        n,
+                        fields.settings.chunk_overlap.unwrap_or(0),
+                        "chunk_size",
+                    ));
+                    None
+                }
+                other => other,
+            };
+        }
         "chunk_overlap" => {
             let s = scalar(value).unwrap_or_default();
             match s.trim().parse::<usize>() {
+                Ok(n) if fields.settings.chunk_size.is_some_and(|size| n * 2 > size) => {
+                    diags.push(overlap_too_large(
+                        file,
+                        line,
+                        fields.settings.chunk_size.unwrap_or(0),
+                        n,
+                        "chunk_overlap",
+                    ));
+                }
                 Ok(n) => fields.settings.chunk_overlap = Some(n),
                 Err(_) => diags.push(Diagnostic::warning(
                     file,
@@ -409,6 +464,16 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
         }
         _ => {}
     }
+}
+
+/// The warning for a chunk overlap of more than half the chunk size; `ignored` names the key
+/// that is dropped (the later of the two).
+fn overlap_too_large(file: &Path, line: usize, size: usize, overlap: usize, ignored: &str) -> Diagnostic {
+    Diagnostic::warning(
+        file,
+        Some(line),
+        format!("`chunk_overlap` ({overlap}) must be at most half of `chunk_size` ({size}); `{ignored}` ignored"),
+    )
 }
 
 /// Splits a comma-separated list of paths or globs, keeping commas inside `{a,b}` braces.
@@ -508,6 +573,26 @@ mod tests {
 
     fn parse(id: &str, text: &str) -> ParsedSkill {
         parse_skill_text(Path::new("/skills").join(id).as_path(), id, text)
+    }
+
+    #[test]
+    fn chunk_settings_that_cannot_work_are_warned_and_ignored() {
+        let with = |metadata: &str| {
+            parse("s", &format!("---\nname: s\ndescription: A skill.\nmetadata:\n{metadata}---\n# S\n"))
+        };
+        let p = with("  chunk_size: \"1\"\n");
+        assert_eq!(p.skill.as_ref().unwrap().settings.chunk_size, None);
+        assert!(
+            p.diagnostics.iter().any(|d| d.message.contains("at least 16") && d.line == Some(5)),
+            "{:?}",
+            p.diagnostics
+        );
+        let p = with("  chunk_size: \"100\"\n  chunk_overlap: \"80\"\n");
+        let settings = &p.skill.as_ref().unwrap().settings;
+        assert_eq!((settings.chunk_size, settings.chunk_overlap), (Some(100), None));
+        assert!(p.diagnostics.iter().any(|d| d.message.contains("half of `chunk_size` (100)")), "{:?}", p.diagnostics);
+        let p = with("  chunk_size: \"300\"\n  chunk_overlap: \"60\"\n");
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
     }
 
     #[test]

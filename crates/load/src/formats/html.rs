@@ -6,15 +6,20 @@
 //! Scripts, styles, forms, navigation, headers, footers, asides and elements whose role, class or
 //! id mark them as navigation are left out. Headings become `#` lines, list items `- ` lines,
 //! tables rows (as in DOCX), `<pre>` fenced code; whitespace is collapsed as a browser would.
-use html5ever::tendril::TendrilSink;
-use html5ever::{parse_document, ParseOpts};
-use markup5ever_rcdom::{Handle, NodeData, RcDom};
+use markup5ever_rcdom::{Handle, NodeData};
 
+use super::html_guard::{parse_limited, MAX_HTML_DEPTH};
 use super::markdown::{clean_inline, normalize_text, render_blocks, Block, Cell, TableBuilder};
-use super::Extracted;
+use super::{ExtractError, Extracted};
 
-pub fn extract_html(text: &str) -> Extracted {
-    let dom = parse_document(RcDom::default(), ParseOpts::default()).one(text);
+/// The main content of an HTML page as Markdown; an error when the page nests elements
+/// deeper than [`MAX_HTML_DEPTH`] (parsing that takes time quadratic in the depth).
+pub fn extract_html(text: &str) -> Result<Extracted, ExtractError> {
+    let dom = parse_limited(text, MAX_HTML_DEPTH).map_err(|deep| ExtractError::TooDeep {
+        line: deep.line,
+        what: "HTML",
+        limit: MAX_HTML_DEPTH,
+    })?;
     let document = dom.document.clone();
     let title = find_element(&document, |n| element_name(n) == Some("title"))
         .map(|t| clean_inline(&text_content(&t)))
@@ -38,7 +43,7 @@ pub fn extract_html(text: &str) -> Extracted {
             })
         })
         .map(|t| normalize_text(&t));
-    Extracted { text: normalize_text(&render_blocks(&blocks)), markdown: true, title, ..Default::default() }
+    Ok(Extracted { text: normalize_text(&render_blocks(&blocks)), markdown: true, title, ..Default::default() })
 }
 
 /// Elements never shown as text.
@@ -549,7 +554,7 @@ mod tests {
             <ul><li>Up to 5 days<ul><li>Approved by a manager</li></ul></li><li>Expires in March</li></ul>
             <h2>Sick leave</h2><p>See &lt;HR&gt; &#x2014; form S-1.</p>
             </main><footer>© 2024 Example Corp</footer></body></html>"#;
-        let out = extract_html(html);
+        let out = extract_html(html).unwrap();
         assert!(out.markdown);
         assert_eq!(out.title.as_deref(), Some("Leave policy & rules"));
         assert_eq!(
@@ -570,7 +575,7 @@ mod tests {
             <aside>Ads</aside>
             <form action="/search"><input name="q"><button>Go</button></form>
             <div class="site-footer">Footer</div></body>"#;
-        let out = extract_html(html);
+        let out = extract_html(html).unwrap();
         assert_eq!(out.text, "# Title\n\nBody text.");
         assert_eq!(out.title.as_deref(), Some("Title"));
     }
@@ -579,18 +584,18 @@ mod tests {
     fn lone_article_wins_and_keeps_its_header() {
         let html = r#"<div class="menu">Top menu</div><p>Teaser outside.</p>
             <article><header><h1>Post</h1></header><p>Text.</p><footer>Tags: a, b</footer></article>"#;
-        assert_eq!(extract_html(html).text, "# Post\n\nText.");
+        assert_eq!(extract_html(html).unwrap().text, "# Post\n\nText.");
     }
 
     #[test]
     fn page_wrapped_in_a_form_or_chrome_class_is_kept() {
         let html = r#"<form id="form1"><div class="nav">Links</div><h1>Report</h1><p>One.</p><p>Two.</p></form>"#;
-        assert_eq!(extract_html(html).text, "# Report\n\nOne.\n\nTwo.");
+        assert_eq!(extract_html(html).unwrap().text, "# Report\n\nOne.\n\nTwo.");
         let html =
             r#"<div class="content-with-sidebar"><p>Kept.</p></div><div class="menu-wrap"><h1>T</h1><p>x</p></div>"#;
-        assert_eq!(extract_html(html).text, "Kept.\n\n# T\n\nx");
+        assert_eq!(extract_html(html).unwrap().text, "Kept.\n\n# T\n\nx");
         // Only chrome: the whole page rather than nothing.
-        assert_eq!(extract_html(r#"<nav>Only links</nav>"#).text, "Only links");
+        assert_eq!(extract_html(r#"<nav>Only links</nav>"#).unwrap().text, "Only links");
     }
 
     #[test]
@@ -600,7 +605,7 @@ mod tests {
             <table><tr><td>Name</td><td>Ada</td></tr><tr><td>Age</td><td></td></tr></table>
             <table role="presentation"><tr><td><p>Layout one.</p></td><td><p>Layout two.</p></td></tr></table>"#;
         assert_eq!(
-            extract_html(html).text,
+            extract_html(html).unwrap().text,
             "Plan: Basic; Price: 10\nPlan: Pro; Price: 30\nPlan: Pro; Price: 35\n\nName | Ada\nAge\n\nLayout one.\n\nLayout two."
         );
     }
@@ -608,13 +613,13 @@ mod tests {
     #[test]
     fn pre_is_fenced_and_keeps_whitespace() {
         let html = "<p>Run:</p><pre><code>cargo build\n    --release\n</code></pre><p>Done.</p>";
-        assert_eq!(extract_html(html).text, "Run:\n\n```\ncargo build\n    --release\n```\n\nDone.");
+        assert_eq!(extract_html(html).unwrap().text, "Run:\n\n```\ncargo build\n    --release\n```\n\nDone.");
     }
 
     #[test]
     fn chinese_line_breaks_are_joined_without_spaces() {
         let html = "<p>劳动合同\n应当书面订立。\nEnglish\nwords 与中文。</p><h1>标题</h1>";
-        let out = extract_html(html);
+        let out = extract_html(html).unwrap();
         assert_eq!(out.text, "劳动合同应当书面订立。 English words 与中文。\n\n# 标题");
         assert_eq!(out.title.as_deref(), Some("标题"));
     }
@@ -622,7 +627,7 @@ mod tests {
     #[test]
     fn hidden_and_markdown_like_text() {
         let html = r#"<p hidden>secret</p><p style="display: none">gone</p><p aria-hidden="true">icon</p><p># not a heading</p><template><p>tpl</p></template>"#;
-        assert_eq!(extract_html(html).text, "\\# not a heading");
+        assert_eq!(extract_html(html).unwrap().text, "\\# not a heading");
     }
 
     #[test]
@@ -647,7 +652,7 @@ mod tests {
         }
         html.push_str("</script></head><body><p>Real content.</p></body></html>");
         let start = std::time::Instant::now();
-        let out = extract_html(&html);
+        let out = extract_html(&html).unwrap();
         let elapsed = start.elapsed();
         assert_eq!(out.text, "Real content.");
         assert_eq!(out.title.as_deref(), Some("Big"));
@@ -661,7 +666,7 @@ mod tests {
     fn policy_from_testdata() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/documents/policy.html");
         let html = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let out = extract_html(&html);
+        let out = extract_html(&html).unwrap();
         assert_eq!(out.title.as_deref(), Some("退换货政策 Return Policy"));
         assert!(out.text.starts_with("# 退换货政策 Return Policy\n\n自签收之日起 30 天内，"), "{}", out.text);
         for expected in [
@@ -679,17 +684,30 @@ mod tests {
     }
 
     #[test]
-    fn deeply_nested_markup_does_not_overflow_the_stack() {
-        // (Deeper nesting works too but html5ever's tree builder is quadratic in it: 20 000 levels
-        // take ~2.5 s to parse in release.)
-        let html = format!("{}deep{}", "<div>".repeat(5_000), "</div>".repeat(5_000));
-        assert_eq!(extract_html(&html).text, "deep");
+    fn nesting_up_to_the_limit_is_read() {
+        let depth = MAX_HTML_DEPTH - 10;
+        let html = format!("{}deep{}", "<div>".repeat(depth), "</div>".repeat(depth));
+        assert_eq!(extract_html(&html).unwrap().text, "deep");
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_quickly() {
+        // 100 000 levels took 37 s in release before the limit (html5ever is quadratic in depth).
+        let html = format!("<p>intro</p>\n{}deep{}", "<div>".repeat(100_000), "</div>".repeat(100_000));
+        let start = std::time::Instant::now();
+        let err = extract_html(&html).unwrap_err();
+        assert_eq!(err, ExtractError::TooDeep { line: 2, what: "HTML", limit: MAX_HTML_DEPTH });
+        assert!(err.to_string().contains("deeper than 1000 levels"), "{err}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+        // Deep but flat-closing markup (unclosed `<p>` are siblings, not nesting) is fine.
+        let html = "<p>para".repeat(20_000);
+        assert!(extract_html(&html).unwrap().text.starts_with("para\n\npara"));
     }
 
     #[test]
     fn empty_and_plain_inputs() {
-        assert_eq!(extract_html("").text, "");
-        assert_eq!(extract_html("").title, None);
-        assert_eq!(extract_html("just text").text, "just text");
+        assert_eq!(extract_html("").unwrap().text, "");
+        assert_eq!(extract_html("").unwrap().title, None);
+        assert_eq!(extract_html("just text").unwrap().text, "just text");
     }
 }

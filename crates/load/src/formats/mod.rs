@@ -7,12 +7,14 @@
 mod docx;
 mod faq;
 mod html;
+mod html_guard;
 mod markdown;
 mod pdf;
 
 pub use docx::extract_docx;
 pub use faq::{extract_faq, FaqFormat};
 pub use html::extract_html;
+pub use html_guard::MAX_HTML_DEPTH;
 pub use pdf::extract_pdf;
 
 /// Runs `f`, turning a panic into `Err(message)` without printing it. Extractor crates panic on
@@ -73,15 +75,30 @@ pub struct QaPair {
 /// Limits that keep a hostile file from exhausting memory or time.
 #[derive(Debug, Clone, Copy)]
 pub struct ExtractLimits {
-    /// Most bytes any one archive member (DOCX part) may inflate to.
+    /// Most bytes any one archive member (DOCX part), or all of a PDF's page content together,
+    /// may inflate to.
     pub max_inflated_bytes: u64,
-    /// Highest compression ratio accepted for an archive member (zip bombs are far above it).
+    /// Highest compression ratio accepted for an archive member or a PDF's content (bombs are
+    /// far above it).
     pub max_ratio: u64,
+    /// Most bytes one PDF page's content may inflate to: its glyphs are held in memory at
+    /// once, at tens of bytes each.
+    pub max_page_content_bytes: u64,
+    /// Most pages a PDF may have.
+    pub max_pages: usize,
+    /// Most bytes of text one file may yield.
+    pub max_text_bytes: usize,
 }
 
 impl Default for ExtractLimits {
     fn default() -> Self {
-        ExtractLimits { max_inflated_bytes: 64 * 1024 * 1024, max_ratio: 200 }
+        ExtractLimits {
+            max_inflated_bytes: 64 * 1024 * 1024,
+            max_ratio: 200,
+            max_page_content_bytes: 16 * 1024 * 1024,
+            max_pages: 5_000,
+            max_text_bytes: 32 * 1024 * 1024,
+        }
     }
 }
 
@@ -97,6 +114,10 @@ pub enum ExtractError {
     Corrupt { format: &'static str, reason: String },
     #[error("{member} inflates beyond {limit_mb} MB (compression ratio {ratio}:1); looks like a zip bomb")]
     ZipBomb { member: String, limit_mb: u64, ratio: u64 },
+    #[error(
+        "{what} exceeds the limit of {limit}; not extracted (a generated or hostile file? `[index] {setting}` raises it)"
+    )]
+    OverLimit { what: String, limit: String, setting: &'static str },
     #[error("line {line}: expected {expected} fields, found {found}")]
     RaggedRow { line: usize, expected: usize, found: usize },
     #[error(
@@ -105,4 +126,8 @@ pub enum ExtractError {
     NoQaColumns { found: String },
     #[error("line {line}: {reason}")]
     Malformed { line: usize, reason: String },
+    #[error(
+        "line {line}: {what} nests deeper than {limit} levels; refusing to parse it (a generated or hostile file?)"
+    )]
+    TooDeep { line: usize, what: &'static str, limit: usize },
 }

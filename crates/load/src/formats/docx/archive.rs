@@ -75,7 +75,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // With the ratio check out of the way, the inflate limit stops it.
-        let limits = ExtractLimits { max_inflated_bytes: 1024 * 1024, max_ratio: u64::MAX };
+        let limits = ExtractLimits { max_inflated_bytes: 1024 * 1024, max_ratio: u64::MAX, ..ExtractLimits::default() };
         let small = zip_of(&[("word/document.xml", &zeros[..3 * 1024 * 1024])]);
         let err = extract_docx(&small, &limits).unwrap_err();
         assert!(matches!(err, ExtractError::ZipBomb { limit_mb: 1, .. }), "{err:?}");
@@ -98,7 +98,7 @@ mod tests {
             patched += 1;
         }
         assert_eq!(patched, 2);
-        let limits = ExtractLimits { max_inflated_bytes: 1024 * 1024, max_ratio: 200 };
+        let limits = ExtractLimits { max_inflated_bytes: 1024 * 1024, max_ratio: 200, ..ExtractLimits::default() };
         let err = extract_docx(&bytes, &limits).unwrap_err();
         assert!(matches!(err, ExtractError::ZipBomb { limit_mb: 1, .. } | ExtractError::Corrupt { .. }), "{err:?}");
     }

@@ -9,6 +9,14 @@ use quick_xml::Reader;
 use super::paragraphs::{finish_paragraph, Para};
 use super::styles::Styles;
 use super::{attr, on_off, push_ref};
+use quick_xml::events::BytesRef;
+
+/// A character reference or one of XML's five predefined entities: all a document without a
+/// DTD can use.
+fn is_known_ref(r: &BytesRef<'_>) -> bool {
+    matches!(r.resolve_char_ref(), Ok(Some(_)))
+        || r.decode().is_ok_and(|name| quick_xml::escape::resolve_predefined_entity(&name).is_some())
+}
 use crate::formats::markdown::{Block, Cell, TableBuilder};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +40,22 @@ enum Tag {
 const SKIPPED: [&[u8]; 7] =
     [b"del", b"moveFrom", b"Fallback", b"instrText", b"delInstrText", b"footnoteReference", b"endnoteReference"];
 
-pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, quick_xml::Error> {
+/// Why `word/document.xml` was not read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum DocumentError {
+    #[error("is not well-formed XML ({0})")]
+    Xml(#[from] quick_xml::Error),
+    // OOXML forbids a DTD, and only a DTD can define entities: refusing it means no external
+    // entity is fetched and no nested entity is expanded (XXE, billion laughs).
+    #[error("declares a DTD (`<!DOCTYPE …>` at byte {0}), which a Word document never has; refused, since its entities could read files or expand without bound")]
+    Dtd(u64),
+    #[error("uses the undefined entity `&{name};` at byte {at}")]
+    UndefinedEntity { name: String, at: u64 },
+    #[error("ends with {0} element(s) still open: the file is truncated")]
+    Unclosed(usize),
+}
+
+pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, DocumentError> {
     let mut reader = Reader::from_str(xml);
     let mut blocks: Vec<Block> = Vec::new();
     let mut tags: Vec<Tag> = Vec::new();
@@ -44,7 +67,17 @@ pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, q
     let mut table_count = 0u32;
 
     loop {
+        let at = reader.buffer_position();
         let event = reader.read_event()?;
+        match &event {
+            Event::DocType(_) => return Err(DocumentError::Dtd(at)),
+            Event::GeneralRef(r) if !is_known_ref(r) => {
+                let name = r.decode().map(|n| n.into_owned()).unwrap_or_default();
+                return Err(DocumentError::UndefinedEntity { name, at });
+            }
+            Event::Eof if skip_depth + tags.len() > 0 => return Err(DocumentError::Unclosed(skip_depth + tags.len())),
+            _ => {}
+        }
         if skip_depth > 0 {
             match event {
                 Event::Start(_) => skip_depth += 1,

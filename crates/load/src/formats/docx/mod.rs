@@ -71,8 +71,7 @@ pub fn extract_docx(bytes: &[u8], limits: &ExtractLimits) -> Result<Extracted, E
         None => None,
     };
 
-    let blocks = parse_document(&document, &styles)
-        .map_err(|e| corrupt(format!("{document_name} is not well-formed XML ({e})")))?;
+    let blocks = parse_document(&document, &styles).map_err(|e| corrupt(format!("{document_name} {e}")))?;
     let text = normalize_text(&render_blocks(&blocks));
     let title = core_title
         .or_else(|| first_heading(&blocks))
@@ -182,6 +181,28 @@ mod tests {
         let bad_xml = zip_of(&[("word/document.xml", b"<w:document><w:body><w:p></w:body>")]);
         let err = extract_docx(&bad_xml, &ExtractLimits::default()).unwrap_err().to_string();
         assert!(err.starts_with("damaged or truncated DOCX: word/document.xml is not well-formed XML"), "{err}");
+    }
+
+    #[test]
+    fn hostile_xml_is_refused_with_its_reason() {
+        let doc = |xml: &str| zip_of(&[("word/document.xml", xml.as_bytes())]);
+        let reason = |xml: &str| extract_docx(&doc(xml), &ExtractLimits::default()).unwrap_err().to_string();
+        let body = format!("<w:document {W}><w:body>{}</w:body></w:document>", plain("&e;"));
+        let xxe =
+            format!(r#"<?xml version="1.0"?><!DOCTYPE w:document [<!ENTITY e SYSTEM "file:///etc/passwd">]>{body}"#);
+        let err = reason(&xxe);
+        assert!(err.contains("declares a DTD") && err.contains("byte 21"), "{err}");
+        let laughs =
+            format!(r#"<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY e "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>{body}"#);
+        assert!(reason(&laughs).contains("declares a DTD"), "{}", reason(&laughs));
+        // Without a DTD no entity can be defined: an unknown one is an error, not an empty run.
+        let err = reason(&body);
+        assert!(err.contains("undefined entity `&e;`"), "{err}");
+        // A document cut short says so instead of yielding nothing.
+        let err = reason(&format!("<w:document {W}><w:body>{}<w:p><w:r><w:t>cut", plain("kept")));
+        assert!(err.contains("still open") && err.contains("truncated"), "{err}");
+        // The predefined entities and character references still read.
+        assert_eq!(extract(&docx(&plain("a &amp; b &#x4E2D;"), None, None)).text, "a & b 中");
     }
 
     #[test]

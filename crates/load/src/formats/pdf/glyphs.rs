@@ -43,6 +43,11 @@ impl Page {
         self.glyphs.iter().any(|g| !g.space) || !self.rotated.trim().is_empty()
     }
 
+    /// Bytes of text the page holds, for the per-file text limit.
+    pub(super) fn text_len(&self) -> usize {
+        self.chars.len() + self.rotated.len()
+    }
+
     pub(super) fn text(&self, g: &Glyph) -> &str {
         &self.chars[g.start as usize..g.end as usize]
     }

@@ -19,6 +19,7 @@
 //!
 //! This module loads the document and runs the steps in order.
 
+mod budget;
 mod cjk;
 mod columns;
 #[cfg(test)]
@@ -33,7 +34,7 @@ use std::collections::HashSet;
 use pdf_extract::{Document, Object};
 use unicode_normalization::UnicodeNormalization;
 
-use super::{contained, ExtractError, Extracted};
+use super::{contained, ExtractError, ExtractLimits, Extracted};
 use columns::page_lines;
 use furniture::furniture;
 use glyphs::{collect_page, Page};
@@ -42,18 +43,34 @@ use rows::{rows_of, Kind, Line, Row};
 
 /// Extracts the text of a PDF: pages in order, columns in reading order, running headers and
 /// footers dropped, hyphenation and broken Chinese lines joined, NFC-normalized.
-pub fn extract_pdf(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+/// `limits` bound the pages, the inflated content and the text (see [`budget`]).
+pub fn extract_pdf(bytes: &[u8], limits: &ExtractLimits) -> Result<Extracted, ExtractError> {
     let doc = load(bytes)?;
     let title = info_title(&doc);
     let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
     if numbers.is_empty() {
         return Err(corrupt("the document has no pages"));
     }
+    budget::check(&doc, bytes.len(), limits)?;
     let mut pages = Vec::with_capacity(numbers.len());
     let mut first_error = None;
+    let mut text_bytes = 0usize;
     for &number in &numbers {
         match collect_page(&doc, number) {
-            Ok(page) => pages.push(page),
+            Ok(page) => {
+                text_bytes += page.text_len();
+                if text_bytes > limits.max_text_bytes {
+                    return Err(ExtractError::OverLimit {
+                        what: format!(
+                            "the text passes {} MB by page {number}",
+                            limits.max_text_bytes.div_ceil(1 << 20)
+                        ),
+                        limit: format!("{} MB", limits.max_text_bytes.div_ceil(1 << 20)),
+                        setting: "max_text_mb",
+                    });
+                }
+                pages.push(page)
+            }
             Err(reason) => {
                 first_error.get_or_insert(format!("page {number}: {reason}"));
             }
@@ -211,13 +228,13 @@ mod tests {
 
     #[test]
     fn errors() {
-        assert_eq!(extract_pdf(&doc("encrypted.pdf")), Err(ExtractError::Encrypted));
+        assert_eq!(extract_pdf_default(&doc("encrypted.pdf")), Err(ExtractError::Encrypted));
         // Encrypted with an empty user password (an owner password only restricts copying):
         // opens like any viewer opens it.
-        assert_eq!(extract_pdf(&doc("owner-password.pdf")), Ok(extract("two-column.pdf")));
-        assert_eq!(extract_pdf(&doc("scanned.pdf")), Err(ExtractError::NoTextLayer { pages: 2 }));
+        assert_eq!(extract_pdf_default(&doc("owner-password.pdf")), Ok(extract("two-column.pdf")));
+        assert_eq!(extract_pdf_default(&doc("scanned.pdf")), Err(ExtractError::NoTextLayer { pages: 2 }));
         for bytes in [doc("truncated.pdf"), b"not a pdf at all".to_vec(), Vec::new(), b"%PDF-1.7\n%garbage".to_vec()] {
-            match extract_pdf(&bytes) {
+            match extract_pdf_default(&bytes) {
                 Err(ExtractError::Corrupt { format: "PDF", reason }) => assert!(!reason.is_empty()),
                 other => panic!("expected Corrupt, got {other:?}"),
             }
@@ -245,7 +262,7 @@ mod tests {
                 }
             }
             // Any outcome but a panic (the test would fail) is fine.
-            let _ = extract_pdf(&bytes);
+            let _ = extract_pdf_default(&bytes);
         }
     }
 }

@@ -1,0 +1,85 @@
+//! Files built to cost far more to read than their size: each is refused within a bounded
+//! time, with a message naming the file and the limit, and the rest of the skill is indexed.
+
+use crate::common::{demo, skillrag, stderr};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A one-page PDF whose page content is `content`, stored FlateDecode-compressed, with a
+/// correct cross-reference table.
+fn pdf_with_content(content: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(content).unwrap();
+    let stream = encoder.finish().unwrap();
+    let mut pdf = b"%PDF-1.5\n".to_vec();
+    let mut offsets = Vec::new();
+    let objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R \
+           /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_vec(),
+        [format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", stream.len()).as_bytes(), &stream, b"\nendstream"]
+            .concat(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ];
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        pdf.extend_from_slice(body);
+        pdf.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for offset in offsets {
+        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend_from_slice(
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes(),
+    );
+    pdf
+}
+
+/// Runs `index` in `dir` and fails the test if it takes more than `limit`.
+fn index_within(dir: &Path, limit: Duration) -> (serde_json::Value, Duration) {
+    let started = Instant::now();
+    let mut child = skillrag(dir, &["index", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("index ran past {limit:?} on a hostile file");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    (serde_json::from_slice(&out.stdout).expect("index --json"), took)
+}
+
+#[test]
+fn a_pdf_content_bomb_is_refused_quickly_and_the_rest_is_indexed() {
+    let project = demo();
+    let knowledge = project.path().join("skills/router-faq/knowledge");
+    // About 50 MB of drawing commands, as in the audit, in a file of a few hundred KB.
+    let bomb = pdf_with_content(&b"BT /F1 12 Tf 72 720 Td (bomb) Tj ET\n".repeat(50 * 1024 * 1024 / 36));
+    assert!(bomb.len() < 400 * 1024, "{}", bomb.len());
+    std::fs::write(knowledge.join("bomb.pdf"), &bomb).unwrap();
+    let (report, took) = index_within(project.path(), Duration::from_secs(300));
+    let refusal = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"].as_str().is_some_and(|p| p.ends_with("knowledge/bomb.pdf")))
+        .unwrap_or_else(|| panic!("the refusal names the file: {}", report["diagnostics"]));
+    let message = refusal["message"].as_str().unwrap();
+    assert!(message.contains("page 1") && message.contains("max_page_content_mb"), "and the limit: {message}");
+    let router = report["skills"].as_array().unwrap().iter().find(|s| s["skill"] == "router-faq").unwrap();
+    assert!(router["chunks"].as_u64().unwrap() > 0, "the other files are indexed: {router}");
+    eprintln!("a 50 MB content bomb ({} KB) refused; index took {took:?}", bomb.len() / 1024);
+}
