@@ -109,6 +109,26 @@ pub enum Command {
         Examples:\n  skillrag migrate --to postgres://skillrag@db.internal:5432/skillrag\n  \
         SKILLRAG_STORE=postgres://skillrag@db.internal/skillrag skillrag migrate --to embedded")]
     Migrate(MigrateArgs),
+    /// Verify every checksum of every skill's index and of the embedding cache; repair with --repair.
+    #[command(
+        long_about = "Verify every checksum of every skill's index and of the embedding cache.\n\n\
+            Each generation of a skill's index lists the size and BLAKE3 hash of its files (vectors, chunks, \
+            BM25 segments) in checksums.json; each embedding cache record carries its own checksum. doctor reads \
+            them all and says, per skill, what is damaged and what it would repair. Nothing changes without --repair.",
+        after_help = "Exits with status 1 while anything is damaged.\n\n\
+            --repair moves a damaged generation (or a bad CURRENT, or a file where a folder belongs) aside as\n\
+            NAME.corrupt-TIME, rebuilds the skill from its knowledge files, and drops damaged cache records\n\
+            (their texts are embedded again). `skillrag index --rebuild` repairs the same way.\n\n\
+            Examples:\n  skillrag doctor\n  skillrag doctor --repair\n  skillrag doctor --json"
+    )]
+    Doctor(DoctorArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// Move damaged files aside and rebuild the damaged skills from their knowledge files.
+    #[arg(long)]
+    pub repair: bool,
 }
 
 #[derive(Args, Debug)]

@@ -72,6 +72,8 @@ impl Progress for Bars {
     fn skill_finished(&self, r: &SkillReport) {
         self.replace_bar(None);
         let what = match r.generation {
+            // The reason was printed as a diagnostic just before.
+            None if r.error.is_some() => "not indexed; the previous index is still serving".to_string(),
             None => "up to date".to_string(),
             Some(g) => format!(
                 "generation {g}: {} changed, {} unchanged, {} deleted, {} chunks new ({} embedded, {} from cache)",

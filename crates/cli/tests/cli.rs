@@ -200,28 +200,62 @@ fn killed_index_leaves_previous_generation_searchable(backend: Backend) {
     // Enough new text to keep the model busy for many seconds.
     big_skill(dir, 2, 60);
     let gen2 = dir.join(".skillrag/index/big/gen-00000002");
-    for delay_ms in [0u64, 150, 400, 900, 1600, 7000] {
+    let cache_bytes = || -> u64 {
+        std::fs::read_dir(dir.join(".skillrag/cache/embeddings"))
+            .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+            .unwrap_or(0)
+    };
+    // Each kill waits for an event, never for a fixed time, so a slow machine moves the kill
+    // points with it: at once, once the new generation is being written, and once one and
+    // then three batches of embeddings are in the cache (which the run after the kills reuses).
+    enum KillPoint {
+        AtStart,
+        NewGeneration,
+        CachedBatches(usize),
+    }
+    let mut cached_before_a_kill = false;
+    for kill_point in
+        [KillPoint::AtStart, KillPoint::NewGeneration, KillPoint::CachedBatches(1), KillPoint::CachedBatches(3)]
+    {
+        let when = match kill_point {
+            KillPoint::AtStart => "at start".to_string(),
+            KillPoint::NewGeneration => "once the new generation exists".to_string(),
+            KillPoint::CachedBatches(n) => format!("once {n} batch(es) are cached"),
+        };
+        let before = cache_bytes();
+        let (mut last_size, mut growths) = (before, 0);
         let mut child = skillrag(dir, &["index"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         let started = Instant::now();
-        // Kill after the delay, or as soon as the new generation is being written.
-        while started.elapsed() < Duration::from_millis(delay_ms)
-            || (delay_ms == 0 && backend == Backend::Embedded && !gen2.exists())
-        {
-            if started.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
-                break;
+        let finished_early = loop {
+            let size = cache_bytes();
+            if size > last_size {
+                (last_size, growths) = (size, growths + 1);
             }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let finished_early = child.try_wait().unwrap().is_some();
+            let reached = match kill_point {
+                KillPoint::AtStart => true,
+                KillPoint::NewGeneration => backend != Backend::Embedded || gen2.exists(),
+                KillPoint::CachedBatches(n) => growths >= n,
+            };
+            if reached {
+                break false;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break true;
+            }
+            assert!(started.elapsed() < Duration::from_secs(300), "index never got to the kill point {when}");
+            std::thread::sleep(Duration::from_millis(2));
+        };
         child.kill().ok(); // SIGKILL
         child.wait().unwrap();
-        assert!(!finished_early, "index finished before the kill at {delay_ms} ms; make the test data bigger");
+        assert!(!finished_early, "index finished before the kill {when}; make the test data bigger");
+        cached_before_a_kill |= cache_bytes() > before;
         // The last good generation still answers.
         let result = search(dir);
-        assert_eq!(result["hits"][0]["source"], "knowledge/report-0001.md", "after kill at {delay_ms} ms: {result}");
+        assert_eq!(result["hits"][0]["source"], "knowledge/report-0001.md", "after the kill {when}: {result}");
         let skills = json(dir, &["skills"]);
         assert_eq!(skills[0]["generation"], 1, "{skills}");
     }
+    assert!(cached_before_a_kill, "no kill came after a batch was cached");
     // A complete run afterwards publishes the new generation (embeddings done before the kills are reused).
     let report = json(dir, &["index"]);
     assert_eq!(report["skills"][0]["generation"], 2, "{report}");

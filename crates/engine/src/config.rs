@@ -121,6 +121,16 @@ pub struct ServeConfig {
     pub rate_limit: u32,
     /// Browser origins allowed to call the API (CORS); empty = off.
     pub cors_origins: Vec<String>,
+    /// Host names clients may address besides localhost, 127.0.0.1, [::1] and the bound
+    /// address (others get 403, against DNS rebinding); bound to 0.0.0.0 with a token and none
+    /// listed, any.
+    pub allowed_hosts: Vec<String>,
+    /// Seconds a client has to send a request's headers.
+    pub header_timeout_secs: u64,
+    /// Seconds a client has to send a whole request body.
+    pub body_timeout_secs: u64,
+    /// Connections one client address may hold open at once; 0 = no cap.
+    pub connections_per_client: usize,
     /// Questions and searches worked on at once; 0 = one per CPU core.
     pub workers: usize,
     /// Requests that may wait for a worker before the server answers 503.
@@ -136,6 +146,10 @@ impl Default for ServeConfig {
             max_body_kb: 256,
             rate_limit: 0,
             cors_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            header_timeout_secs: 10,
+            body_timeout_secs: 30,
+            connections_per_client: 128,
             workers: 0,
             queue: 256,
             cache_entries: 1024,
@@ -152,6 +166,15 @@ pub struct IndexConfig {
     pub chunk_overlap: usize,
     /// Files larger than this are reported and skipped.
     pub max_file_mb: u64,
+    /// Limits on what one file may cost to read, so that a hostile or generated file (a zip or
+    /// PDF bomb, a runaway export) is refused with its reason instead of exhausting memory:
+    /// inflated size of a DOCX part or of a PDF's page content, one PDF page's content, pages
+    /// of a PDF, text of a file, chunks of a file.
+    pub max_inflated_mb: u64,
+    pub max_page_content_mb: u64,
+    pub max_pdf_pages: usize,
+    pub max_text_mb: usize,
+    pub max_chunks_per_file: usize,
     /// Texts per embedding call while indexing.
     pub embed_batch: usize,
     /// Chunking preset of documents that no rule and no skill `doc_type` names: `auto` (statute
@@ -303,6 +326,23 @@ impl Default for Config {
     }
 }
 
+impl IndexConfig {
+    /// How knowledge files are read under these limits.
+    pub fn load_options(&self) -> skillrag_load::LoadOptions {
+        let mb = |n: u64| n.saturating_mul(1024 * 1024);
+        skillrag_load::LoadOptions {
+            max_file_bytes: mb(self.max_file_mb),
+            extract: skillrag_load::formats::ExtractLimits {
+                max_inflated_bytes: mb(self.max_inflated_mb),
+                max_page_content_bytes: mb(self.max_page_content_mb),
+                max_pages: self.max_pdf_pages,
+                max_text_bytes: self.max_text_mb.saturating_mul(1024 * 1024),
+                ..Default::default()
+            },
+        }
+    }
+}
+
 impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
@@ -310,6 +350,11 @@ impl Default for IndexConfig {
             chunk_size: 500,
             chunk_overlap: 80,
             max_file_mb: 32,
+            max_inflated_mb: 64,
+            max_page_content_mb: 16,
+            max_pdf_pages: 5_000,
+            max_text_mb: 32,
+            max_chunks_per_file: 20_000,
             embed_batch: 32,
             preset: "auto".into(),
             presets: Vec::new(),
@@ -583,6 +628,12 @@ dir = ".skillrag"        # indexes and caches (safe to delete; `skillrag index` 
 chunk_size = 500         # characters per chunk; a skill can override in SKILL.md metadata
 chunk_overlap = 80       # characters shared by neighbouring chunks
 max_file_mb = 32         # larger knowledge files are reported and skipped
+# A file that would cost more than these to read is refused with its reason (bombs, runaway exports):
+# max_inflated_mb = 64   # a DOCX part, or a PDF's page content, once inflated
+# max_page_content_mb = 16
+# max_pdf_pages = 5000
+# max_text_mb = 32       # text of one file
+# max_chunks_per_file = 20000
 # Chunking preset: auto (statutes → legal, Q/A files → faq, else general), general, faq, legal,
 # technical (code-aware, chunks twice as large). A skill sets its own with `doc_type` in SKILL.md.
 preset = "auto"
@@ -667,6 +718,10 @@ addr = "127.0.0.1:8080"  # other than loopback requires SKILLRAG_API_TOKEN (bear
 max_body_kb = 256        # larger request bodies get 413
 rate_limit = 0           # requests per minute per client address; 0 = unlimited
 cors_origins = []        # e.g. ["https://intranet.example"]; empty = CORS off
+allowed_hosts = []       # Host names besides localhost and the bound address, e.g. ["rag.intranet.example"]
+header_timeout_secs = 10 # a client has this long to send a request's headers
+body_timeout_secs = 30   # ... and this long to send its whole body (else 408)
+connections_per_client = 128  # open connections per client address; beyond that closed at once (0 = no cap)
 workers = 0              # questions and searches worked on at once; 0 = one per CPU core
 queue = 256              # requests waiting beyond this get 503 + Retry-After
 cache_entries = 1024     # repeated questions answered from memory until the next re-index

@@ -9,9 +9,11 @@ use crate::{Engine, EngineError};
 use skillrag_chunk::ChunkConfig;
 use skillrag_core::{Chunk, Diagnostic};
 use skillrag_embed::{EmbedKind, Embedder};
-use skillrag_load::{list_knowledge_files, load_document, Document, KnowledgeFile, LoadError, LoadOptions};
+use skillrag_load::{
+    list_knowledge_files, load_document_with_warnings, Document, KnowledgeFile, LoadError, LoadOptions,
+};
 use skillrag_skill::{Skill, DEFAULT_KNOWLEDGE};
-use skillrag_store::{EmbeddingCache, FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex};
+use skillrag_store::{EmbeddingCache, FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex, StoreError};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -39,8 +41,14 @@ pub struct SkillReport {
     pub cache_hits: usize,
     /// Why the skill was rebuilt from scratch, if it was.
     pub rebuilt: Option<String>,
+    /// What was moved aside because it was damaged (a generation, `CURRENT`…), one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repaired: Vec<String>,
     /// The generation published, or `None` when the index was already up to date.
     pub generation: Option<u64>,
+    /// Why the skill could not be indexed; its previous index, if any, keeps serving.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     pub seconds: f64,
 }
 
@@ -50,6 +58,11 @@ pub struct IndexReport {
     /// Indexes deleted because their skill no longer exists.
     pub removed: Vec<String>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Embedding cache records dropped because they were damaged (their texts were embedded again).
+    pub cache_dropped: usize,
+    /// What was moved aside because it stood in the way (`.skillrag` as a file…).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repaired: Vec<String>,
     pub seconds: f64,
 }
 
@@ -74,6 +87,13 @@ impl Engine {
         // A read replica refuses before any file is read or embedded.
         self.store.writable()?;
         let state = self.project.state_dir();
+        let mut repaired = Vec::new();
+        if state.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+            let to = move_aside(&state)?;
+            let line = format!("{} was a file, not a folder; moved it aside to {}", state.display(), to.display());
+            progress.note(&line);
+            repaired.push(line);
+        }
         std::fs::create_dir_all(&state).map_err(|e| EngineError::Invalid(format!("{}: {e}", state.display())))?;
         let lock_path = state.join("index.lock");
         let lock = std::fs::OpenOptions::new()
@@ -86,7 +106,8 @@ impl Engine {
             return Err(EngineError::Busy(lock_path.display().to_string()));
         }
 
-        let mut report = IndexReport { diagnostics: self.discovery.diagnostics.clone(), ..Default::default() };
+        let mut report =
+            IndexReport { diagnostics: self.discovery.diagnostics.clone(), repaired, ..Default::default() };
         for d in &report.diagnostics {
             progress.diagnostic(d);
         }
@@ -101,16 +122,44 @@ impl Engine {
             Some(e) => Some(EmbeddingCache::open(&state.join("cache/embeddings"), e.model_id(), e.dim())?),
             None => None,
         };
+        report.cache_dropped = cache.as_ref().map_or(0, EmbeddingCache::dropped);
+        if report.cache_dropped > 0 {
+            progress.note(&format!(
+                "embedding cache: {} damaged record(s) failed their checksum and were dropped; their texts are embedded again",
+                report.cache_dropped
+            ));
+        }
 
         for skill in selected {
-            let r = self.index_skill(
+            let skill_started = Instant::now();
+            let result = self.index_skill(
                 skill,
                 options.rebuild,
                 embedder.as_deref(),
                 cache.as_mut(),
                 progress,
                 &mut report.diagnostics,
-            )?;
+            );
+            let r = match result {
+                Ok(r) => r,
+                // What stops every skill alike (another indexer, a read-only store, the model)
+                // stops the run; what one skill hit is reported and the others go on, since a
+                // failed skill keeps its last good generation serving.
+                Err(e @ (EngineError::Busy(_) | EngineError::Embed(_) | EngineError::Config(_))) => return Err(e),
+                Err(EngineError::Store(e @ StoreError::ReadOnly(_))) => return Err(EngineError::Store(e)),
+                Err(e) => {
+                    let message = skill_failure(&skill.id, &e);
+                    let d = Diagnostic::error(skill.skill_file(), None, message.clone());
+                    progress.diagnostic(&d);
+                    report.diagnostics.push(d);
+                    SkillReport {
+                        skill: skill.id.clone(),
+                        error: Some(message),
+                        seconds: skill_started.elapsed().as_secs_f64(),
+                        ..Default::default()
+                    }
+                }
+            };
             progress.skill_finished(&r);
             report.skills.push(r);
         }
@@ -128,12 +177,15 @@ impl Engine {
         Ok(report)
     }
 
-    /// The chunking settings of a skill: its own metadata over the project's.
+    /// The chunking settings of a skill: its own metadata over the project's. SKILL.md's values
+    /// were checked when it was read; an overlap inherited from the project is capped at half
+    /// the skill's own chunk size, so that a skill with small chunks never fails to index.
     pub fn chunk_config(&self, skill: &Skill) -> Result<ChunkConfig, EngineError> {
         let index = &self.project.config.index;
+        let size = skill.settings.chunk_size.unwrap_or(index.chunk_size);
         let config = ChunkConfig {
-            size: skill.settings.chunk_size.unwrap_or(index.chunk_size),
-            overlap: skill.settings.chunk_overlap.unwrap_or(index.chunk_overlap),
+            size,
+            overlap: skill.settings.chunk_overlap.unwrap_or_else(|| index.chunk_overlap.min(size / 2)),
         };
         config.validate().map_err(|e| EngineError::Invalid(format!("skill `{}`: {e}", skill.id)))?;
         Ok(config)
@@ -190,8 +242,19 @@ impl Engine {
         report.files = listing.files.len();
         progress.skill_started(&skill.id, listing.files.len());
 
+        // Opening verifies the generation's checksums: a damaged one is never "up to date".
         let previous: Option<Arc<dyn SkillIndex>> = match self.store.open(&skill.id) {
             Ok(p) => p,
+            Err(StoreError::Corrupt { detail, .. }) => {
+                // Moved aside (so it never serves again) and rebuilt from the knowledge files.
+                report.repaired = self.store.repair(&skill.id)?;
+                progress.note(&format!("skill `{}`: the index is damaged ({detail}); rebuilding", skill.id));
+                for line in &report.repaired {
+                    progress.note(line);
+                }
+                report.rebuilt = Some(format!("the index was damaged ({detail})"));
+                None
+            }
             Err(e) => {
                 progress.note(&format!("skill `{}`: previous index unreadable ({e}); rebuilding", skill.id));
                 None
@@ -210,16 +273,18 @@ impl Engine {
         let previous_manifest = incremental.map(|p| p.manifest().clone()).unwrap_or_default();
 
         // Decide per file: keep from the previous generation, or load anew.
-        let options = LoadOptions {
-            max_file_bytes: self.project.config.index.max_file_mb * 1024 * 1024,
-            ..LoadOptions::default()
-        };
+        let options = self.project.config.index.load_options();
         let mut manifest = Manifest::default();
         let mut keep: Vec<String> = Vec::new();
         let mut changed: Vec<Document> = Vec::new();
         for file in &listing.files {
             let old = previous_manifest.files.get(&file.source);
-            match classify(file, old, incremental.map(|p| p.meta().created_at), &options) {
+            let mut warnings = Vec::new();
+            let state = classify(file, old, incremental.map(|p| p.meta().created_at), &options, &mut warnings);
+            for d in warnings {
+                report_diag(d, diagnostics);
+            }
+            match state {
                 Ok(FileState::Unchanged { mtime }) => {
                     if let Some(entry) = old {
                         // A touched but identical file: remember its new mtime to skip hashing next time.
@@ -256,8 +321,26 @@ impl Engine {
 
         // Chunk the changed files.
         let mut new_chunks: Vec<Chunk> = Vec::new();
+        let max_chunks = self.project.config.index.max_chunks_per_file;
         for doc in &changed {
             let chunks = chunking.chunks(skill, doc, &chunk_config);
+            if chunks.len() > max_chunks {
+                // Like a file that fails to load: reported, and its last indexed version kept.
+                report.files_changed -= 1;
+                report.files_failed += 1;
+                let old = previous_manifest.files.get(&doc.source);
+                let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
+                let message = format!(
+                    "yields {} chunks, over the limit of {max_chunks}; skipped (a generated or hostile file? `[index] max_chunks_per_file` raises it){note}",
+                    chunks.len()
+                );
+                report_diag(Diagnostic::error(&doc.path, None, message), diagnostics);
+                if let Some(entry) = old {
+                    manifest.files.insert(doc.source.clone(), entry.clone());
+                    keep.push(doc.source.clone());
+                }
+                continue;
+            }
             manifest.files.insert(
                 doc.source.clone(),
                 FileEntry {
@@ -331,6 +414,20 @@ impl Engine {
     }
 }
 
+/// Renames `path` to `<path>.corrupt-<unix time>`, out of the way but kept for a look.
+pub(crate) fn move_aside(path: &std::path::Path) -> Result<std::path::PathBuf, EngineError> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut target = path.with_file_name(format!("{name}.corrupt-{now}"));
+    let mut n = 1;
+    while target.symlink_metadata().is_ok() {
+        n += 1;
+        target = path.with_file_name(format!("{name}.corrupt-{now}-{n}"));
+    }
+    std::fs::rename(path, &target).map_err(|e| EngineError::Invalid(format!("{}: {e}", path.display())))?;
+    Ok(target)
+}
+
 enum FileState {
     /// `mtime` is set when the file was touched without changing.
     Unchanged {
@@ -341,11 +438,14 @@ enum FileState {
 
 /// Unchanged when size and mtime match an entry written after the file was last modified (so a
 /// same-second edit is not missed), or when the content hash matches; otherwise loaded.
+/// `warnings` receives the repairs made while reading a changed file (bad bytes replaced, lines
+/// read in another encoding).
 fn classify(
     file: &KnowledgeFile,
     old: Option<&FileEntry>,
     indexed_at: Option<i64>,
     options: &LoadOptions,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Result<FileState, LoadError> {
     if let (Some(old), Some(indexed_at)) = (old, indexed_at) {
         if let Ok(meta) = std::fs::metadata(&file.path) {
@@ -355,9 +455,21 @@ fn classify(
             }
         }
     }
-    let doc = load_document(&file.path, &file.source, options)?;
+    let (doc, repairs) = load_document_with_warnings(&file.path, &file.source, options)?;
+    warnings.extend(repairs);
     if old.is_some_and(|o| o.content_hash == doc.content_hash) && indexed_at.is_some() {
         return Ok(FileState::Unchanged { mtime: Some(doc.mtime) });
     }
     Ok(FileState::Changed(Box::new(doc)))
+}
+
+/// The message for a skill that could not be indexed: disk full said plainly, once, since it
+/// is what a user can fix; anything else with its cause.
+fn skill_failure(skill: &str, e: &EngineError) -> String {
+    match e {
+        EngineError::Store(store) if store.is_disk_full() => format!(
+            "no space left on device while writing skill `{skill}`; its previous index is still serving (free some space and run `skillrag index` again)"
+        ),
+        e => format!("skill `{skill}` was not indexed: {e}; its previous index, if any, is still serving"),
+    }
 }

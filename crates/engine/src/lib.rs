@@ -4,6 +4,7 @@
 mod backends;
 mod chunking;
 pub mod config;
+mod doctor;
 mod index;
 mod migrate;
 mod search;
@@ -12,6 +13,7 @@ pub mod watch;
 
 pub use backends::{open_generator, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VAR, RERANK_API_KEY_VAR};
 pub use config::Config;
+pub use doctor::{CacheFileReport, DoctorReport, SkillHealth};
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
@@ -125,6 +127,9 @@ pub struct Engine {
     /// The reranker (`[rerank]`), loaded on first use; `Ok(None)` when none is configured.
     reranker: OnceLock<LoadedReranker>,
     indexes: Mutex<HashMap<String, OpenIndex>>,
+    /// Skills whose index could not be opened because it is damaged: the generation that failed
+    /// (`None` when `CURRENT` itself is bad) and why. They are skipped, the others answer.
+    damaged: Mutex<HashMap<String, (Option<u64>, String)>>,
     /// Presets and summaries from `[index]`, checked once when the engine opens.
     chunking: chunking::Chunking,
     /// Keep serving the generations opened first, even after newer ones are published (see
@@ -151,6 +156,7 @@ impl Engine {
             embedder,
             reranker: OnceLock::new(),
             indexes: Mutex::new(HashMap::new()),
+            damaged: Mutex::new(HashMap::new()),
             chunking,
             pinned: false,
         };
@@ -267,29 +273,92 @@ impl Engine {
         self.discovery.skills.iter().map(|s| (s.id.clone(), cache.get(&s.id).map(|(g, _)| *g))).collect()
     }
 
-    /// The generation each skill's store holds now (what a fresh engine would serve).
+    /// The generation each skill's store holds now (what a fresh engine would serve); a skill
+    /// whose `CURRENT` is damaged has none.
     pub fn published_generations(&self) -> Result<BTreeMap<String, Option<u64>>, EngineError> {
-        self.discovery.skills.iter().map(|s| Ok((s.id.clone(), self.store.generation(&s.id)?))).collect()
+        self.discovery
+            .skills
+            .iter()
+            .map(|s| match self.store.generation(&s.id) {
+                Ok(g) => Ok((s.id.clone(), g)),
+                Err(StoreError::Corrupt { .. }) => Ok((s.id.clone(), None)),
+                Err(e) => Err(e.into()),
+            })
+            .collect()
     }
 
     /// The current generation of a skill's index, reopened only when a newer one is published
-    /// (unless the engine is pinned).
+    /// (unless the engine is pinned). A damaged index is `None`, like a missing one, so that
+    /// every caller that walks all skills skips it; [`Engine::damage`] says what is wrong.
     pub fn index_of(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, EngineError> {
         if self.pinned {
             // A skill indexed after pinning waits for the next engine, like any newer generation.
             let cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
             return Ok(cache.get(skill).map(|(_, index)| index.clone()));
         }
-        let Some(generation) = self.store.generation(skill)? else { return Ok(None) };
+        let generation = match self.store.generation(skill) {
+            Ok(Some(g)) => g,
+            Ok(None) => {
+                self.forget_damage(skill);
+                return Ok(None);
+            }
+            Err(StoreError::Corrupt { detail, .. }) => return Ok(self.record_damage(skill, None, detail)),
+            Err(e) => return Err(e.into()),
+        };
         let mut cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((g, index)) = cache.get(skill) {
             if *g == generation {
                 return Ok(Some(index.clone()));
             }
         }
-        let Some(index) = self.store.open(skill)? else { return Ok(None) };
+        // Known damaged: not verified again until another generation is published.
+        if self.damaged_generation(skill) == Some(Some(generation)) {
+            return Ok(None);
+        }
+        let index = match self.store.open(skill) {
+            Ok(Some(index)) => index,
+            Ok(None) => return Ok(None),
+            Err(StoreError::Corrupt { detail, .. }) => return Ok(self.record_damage(skill, Some(generation), detail)),
+            Err(e) => return Err(e.into()),
+        };
+        self.forget_damage(skill);
         cache.insert(skill.to_string(), (index.meta().generation, index.clone()));
         Ok(Some(index))
+    }
+
+    /// Why a skill's index cannot be served (naming the skill and the command that repairs
+    /// it), when [`Engine::index_of`] found it damaged.
+    pub fn damage(&self, skill: &str) -> Option<StoreError> {
+        let damaged = self.damaged.lock().unwrap_or_else(|e| e.into_inner());
+        damaged.get(skill).map(|(_, detail)| StoreError::Corrupt { skill: skill.to_string(), detail: detail.clone() })
+    }
+
+    /// Opens every skill's index and returns the damaged ones with their message, so that a
+    /// command can say up front which skills are skipped.
+    pub fn damaged_skills(&self) -> Result<Vec<(String, String)>, EngineError> {
+        let mut out = Vec::new();
+        for skill in &self.discovery.skills {
+            if self.index_of(&skill.id)?.is_none() {
+                if let Some(e) = self.damage(&skill.id) {
+                    out.push((skill.id.clone(), e.to_string()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn record_damage(&self, skill: &str, generation: Option<u64>, detail: String) -> Option<Arc<dyn SkillIndex>> {
+        let mut damaged = self.damaged.lock().unwrap_or_else(|e| e.into_inner());
+        damaged.insert(skill.to_string(), (generation, detail));
+        None
+    }
+
+    fn forget_damage(&self, skill: &str) {
+        self.damaged.lock().unwrap_or_else(|e| e.into_inner()).remove(skill);
+    }
+
+    fn damaged_generation(&self, skill: &str) -> Option<Option<u64>> {
+        self.damaged.lock().unwrap_or_else(|e| e.into_inner()).get(skill).map(|(g, _)| *g)
     }
 }
 

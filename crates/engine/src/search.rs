@@ -123,7 +123,7 @@ impl Engine {
 
     /// Searches the selected skills (each inside its own knowledge base) and merges their hits by
     /// fused score. A requested skill without an index is an error; when searching every skill,
-    /// unindexed ones are reported in `skills[].notice` and skipped.
+    /// unindexed and damaged ones are reported in `skills[].notice` and skipped.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchResult, EngineError> {
         let started = Instant::now();
         let prepared = self.prepare_query(query, options.mode)?;
@@ -177,10 +177,15 @@ impl Engine {
                 notice: None,
             };
             let Some(index) = self.index_of(skill_id)? else {
+                let damage = self.damage(skill_id);
                 if explicit {
-                    return Err(EngineError::NotIndexed(skill_id.clone()));
+                    return Err(damage.map_or_else(|| EngineError::NotIndexed(skill_id.clone()), Into::into));
                 }
-                report.notice = Some(format!("not indexed yet: run `skillrag index --skill {skill_id}`"));
+                // A damaged skill is skipped like an unindexed one: the others keep answering.
+                report.notice = Some(match damage {
+                    Some(damage) => format!("skipped: {damage}"),
+                    None => format!("not indexed yet: run `skillrag index --skill {skill_id}`"),
+                });
                 reports.push(report);
                 continue;
             };

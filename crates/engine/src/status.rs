@@ -12,6 +12,8 @@ pub enum Freshness {
     Fresh,
     Stale(String),
     NotIndexed,
+    /// The index is damaged and skipped: what is wrong and the command that repairs it.
+    Damaged(String),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -50,7 +52,10 @@ impl Engine {
         let index = self.index_of(&skill.id)?;
         let wanted = self.wanted_meta(skill)?;
         let freshness = match &index {
-            None => Freshness::NotIndexed,
+            None => match self.damage(&skill.id) {
+                Some(damage) => Freshness::Damaged(damage.to_string()),
+                None => Freshness::NotIndexed,
+            },
             Some(index) => {
                 if let Some(reason) = index.meta().rebuild_reason(&wanted) {
                     Freshness::Stale(reason)
@@ -99,7 +104,12 @@ impl Engine {
     /// The documents of a skill's current index, by source path.
     pub fn sources(&self, skill: &str) -> Result<Vec<SourceInfo>, EngineError> {
         self.skill(skill)?;
-        let index = self.index_of(skill)?.ok_or_else(|| EngineError::NotIndexed(skill.to_string()))?;
+        let index = match self.index_of(skill)? {
+            Some(index) => index,
+            None => {
+                return Err(self.damage(skill).map_or_else(|| EngineError::NotIndexed(skill.to_string()), Into::into))
+            }
+        };
         Ok(index
             .manifest()
             .files

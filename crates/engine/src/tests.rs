@@ -388,3 +388,156 @@ fn pinned_engine_waits_for_reopening_to_serve_a_new_index() {
     assert!(served.index_of("good").unwrap().is_none(), "not indexed when pinned: served after reopening");
     assert_eq!(served.served_generations()["good"], None);
 }
+
+// ---- Integrity: damaged caches and indexes are detected, skipped and repaired. ----
+
+fn rebuild(engine: &Engine) -> IndexReport {
+    engine.index(&IndexOptions { rebuild: true, ..Default::default() }, &SilentProgress).unwrap()
+}
+
+/// Flips bytes in the middle of a file.
+fn flip(path: &Path, at: usize, len: usize) {
+    let mut bytes = fs::read(path).unwrap();
+    let at = at.min(bytes.len() - len);
+    for b in &mut bytes[at..at + len] {
+        *b ^= 0xa5;
+    }
+    fs::write(path, bytes).unwrap();
+}
+
+/// The project with a second skill, `other`.
+fn two_skills() -> tempfile::TempDir {
+    let tmp = project();
+    write(
+        &tmp.path().join("skills/other/SKILL.md"),
+        "---\nname: other\ndescription: Gardening notes.\nmetadata:\n  triggers: tomato\n---\n# Other\n",
+    );
+    write(&tmp.path().join("skills/other/knowledge/garden.md"), "# Garden\n\nWater the tomato plants every morning.\n");
+    tmp
+}
+
+#[test]
+fn damaged_cache_records_are_dropped_counted_and_recomputed() {
+    let tmp = project();
+    let embedder = CountingEmbedder::new("m1");
+    index(&engine(tmp.path(), Some(embedder.clone())));
+    let cache = tmp.path().join(".skillrag/cache/embeddings/m1.bin");
+    // Header 12 bytes, records of 16 + 4 + 64 + 8: damage the second record's vector.
+    flip(&cache, 12 + 92 + 30, 8);
+    let before = embedder.calls.load(Ordering::SeqCst);
+    let e = engine(tmp.path(), Some(embedder.clone()));
+    let report = rebuild(&e);
+    assert_eq!(report.cache_dropped, 1);
+    assert_eq!(report.skills[0].cache_hits, 1);
+    assert_eq!(embedder.calls.load(Ordering::SeqCst) - before, 1, "only the damaged record is embedded again");
+    let result = e.search("reset the router", &SearchOptions::default()).unwrap();
+    assert!(result.hits.iter().all(|h| h.scores.dense.is_none_or(|d| d.is_finite() && d.abs() <= 1.001)));
+    // Reported once: the file was rewritten without it.
+    assert_eq!(rebuild(&engine(tmp.path(), Some(embedder))).cache_dropped, 0);
+}
+
+#[test]
+fn damaged_vectors_are_reported_by_doctor_and_rebuilt_by_index() {
+    let tmp = project();
+    let e = engine(tmp.path(), Some(CountingEmbedder::new("m1")));
+    index(&e);
+    assert_eq!(e.doctor().unwrap().problems, 0);
+    let generation = tmp.path().join(".skillrag/index/good/gen-00000001");
+    flip(&generation.join("vectors.f32"), 20, 2);
+
+    let e = engine(tmp.path(), Some(CountingEmbedder::new("m1")));
+    let found = e.doctor().unwrap();
+    assert_eq!((found.problems, found.skills[0].state), (1, "damaged"));
+    assert!(found.skills[0].problem.as_deref().unwrap().contains("vectors.f32"), "{found:?}");
+    // Plain `index` does not call it up to date: it quarantines and rebuilds.
+    let report = index(&e);
+    let skill = &report.skills[0];
+    assert!(skill.rebuilt.as_deref().unwrap().contains("damaged"), "{skill:?}");
+    assert_eq!(skill.generation, Some(2));
+    assert!(skill.repaired[0].contains("moved gen-00000001 aside"), "{skill:?}");
+    assert!(!generation.exists());
+    assert_eq!(e.doctor().unwrap().problems, 0);
+    assert_eq!(top_source(&e, "good", "how to reset the router").as_deref(), Some("knowledge/faq.md"));
+}
+
+#[test]
+fn doctor_repair_rebuilds_damaged_skills_and_cache() {
+    let tmp = project();
+    let e = engine(tmp.path(), Some(CountingEmbedder::new("m1")));
+    index(&e);
+    flip(&tmp.path().join(".skillrag/index/good/gen-00000001/chunks.jsonl"), 10, 1);
+    flip(&tmp.path().join(".skillrag/cache/embeddings/m1.bin"), 40, 1);
+    let e = engine(tmp.path(), Some(CountingEmbedder::new("m1")));
+    let found = e.doctor().unwrap();
+    assert_eq!(found.problems, 2, "{found:?}");
+    let after = e.doctor_repair(&found, &SilentProgress).unwrap();
+    assert_eq!(after.problems, 0, "{after:?}");
+    assert!(after.repaired.iter().any(|r| r.contains("rebuilt as generation")), "{:?}", after.repaired);
+    assert!(after.repaired.iter().any(|r| r.contains("dropped 1 damaged record")), "{:?}", after.repaired);
+}
+
+/// Damages a project (or store) folder in one way.
+type Damage = fn(&std::path::Path);
+
+#[test]
+fn every_bad_current_and_file_in_the_way_is_repaired_by_rebuild() {
+    const CURRENT: &str = ".skillrag/index/good/CURRENT";
+    let cases: [(&str, Damage); 8] = [
+        ("empty", |r| write(&r.join(CURRENT), "")),
+        ("garbage", |r| write(&r.join(CURRENT), [0u8, 0xff, 0x13, b'x'])),
+        ("escape", |r| write(&r.join(CURRENT), "../../../../etc")),
+        ("other skill", |r| write(&r.join(CURRENT), "../other/gen-00000001")),
+        ("folder", |r| {
+            fs::remove_file(r.join(CURRENT)).unwrap();
+            fs::create_dir(r.join(CURRENT)).unwrap();
+        }),
+        ("index is a file", |r| {
+            fs::remove_dir_all(r.join(".skillrag/index")).unwrap();
+            write(&r.join(".skillrag/index"), "x");
+        }),
+        ("skill folder is a file", |r| {
+            fs::remove_dir_all(r.join(".skillrag/index/good")).unwrap();
+            write(&r.join(".skillrag/index/good"), "x");
+        }),
+        ("state is a file", |r| {
+            fs::remove_dir_all(r.join(".skillrag")).unwrap();
+            write(&r.join(".skillrag"), "x");
+        }),
+    ];
+    for (name, damage) in cases {
+        let tmp = two_skills();
+        index(&engine(tmp.path(), None));
+        damage(tmp.path());
+        let e = engine(tmp.path(), None);
+        let report = rebuild(&e);
+        let repaired: Vec<&String> =
+            report.repaired.iter().chain(report.skills.iter().flat_map(|s| &s.repaired)).collect();
+        assert!(!repaired.is_empty(), "{name}: a notice says what was moved aside");
+        assert_eq!(top_source(&e, "good", "how to reset the router").as_deref(), Some("knowledge/faq.md"), "{name}");
+        assert_eq!(e.doctor().unwrap().problems, 0, "{name}");
+    }
+}
+
+#[test]
+fn a_damaged_skill_is_skipped_and_the_others_answer() {
+    let tmp = two_skills();
+    index(&engine(tmp.path(), None));
+    write(&tmp.path().join(".skillrag/index/good/CURRENT"), "../../../../etc");
+
+    let e = engine(tmp.path(), None);
+    let result = e.search("tomato", &SearchOptions::default()).unwrap();
+    assert_eq!(result.hits[0].skill, "other");
+    let notice = result.skills.iter().find(|s| s.skill == "good").and_then(|s| s.notice.clone()).unwrap();
+    assert!(notice.contains("skill `good` is corrupt") && notice.contains("index --skill good --rebuild"), "{notice}");
+    let status = e.status().unwrap();
+    assert!(matches!(&status[0].index, Freshness::Damaged(m) if m.contains("CURRENT")), "{:?}", status[0].index);
+    assert_eq!(status[1].index, Freshness::Fresh);
+    assert_eq!(e.damaged_skills().unwrap().len(), 1);
+    // Asked for by name, it is an error that says how to repair it.
+    let err = e.search("reset", &SearchOptions { skills: vec!["good".into()], ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("--rebuild"), "{err}");
+    // A server pins the others and does not reload in a loop.
+    let served = engine(tmp.path(), None).pin_generations().unwrap();
+    assert_eq!(served.published_generations().unwrap(), served.served_generations());
+    assert_eq!(served.served_generations()["other"], Some(1));
+}

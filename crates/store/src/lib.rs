@@ -11,6 +11,7 @@
 //! generations in PostgreSQL with pgvector, for replicas and large deployments.
 
 mod cache;
+mod checksum;
 #[cfg(test)]
 mod conformance;
 mod dense;
@@ -20,7 +21,7 @@ pub mod hybrid;
 mod manifest;
 mod postgres;
 
-pub use cache::EmbeddingCache;
+pub use cache::{CacheCheck, EmbeddingCache};
 pub use embedded::EmbeddedStore;
 pub use filter::{Filter, FilterError};
 pub use manifest::{FileEntry, IndexMeta, Manifest, FORMAT_VERSION};
@@ -31,12 +32,14 @@ use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    // The cause is in the message and not a `source`, so that error chains (`{:#}`) do not
+    // print it twice.
+    #[error("{path}: {cause}")]
+    Io { path: String, cause: std::io::Error },
     #[error("index of skill `{skill}` is corrupt ({detail}); run `skillrag index --skill {skill} --rebuild`")]
     Corrupt { skill: String, detail: String },
     #[error("search engine: {0}")]
-    Tantivy(#[from] tantivy::TantivyError),
+    Tantivy(tantivy::TantivyError),
     #[error("another `skillrag index` is writing the index of skill `{0}`; wait for it to finish")]
     Locked(String),
     #[error("vector of dimension {got} does not match the index ({expected})")]
@@ -55,10 +58,47 @@ pub enum StoreError {
     SchemaVersion { found: i32, expected: i32, detail: String },
 }
 
-impl StoreError {
-    pub(crate) fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
-        StoreError::Io { path: path.as_ref().display().to_string(), source }
+impl From<tantivy::TantivyError> for StoreError {
+    fn from(e: tantivy::TantivyError) -> Self {
+        StoreError::Tantivy(e)
     }
+}
+
+impl StoreError {
+    pub(crate) fn io(path: impl AsRef<std::path::Path>, cause: std::io::Error) -> Self {
+        StoreError::Io { path: path.as_ref().display().to_string(), cause }
+    }
+
+    /// Whether this is the device running out of space, which the user fixes by freeing some.
+    pub fn is_disk_full(&self) -> bool {
+        const ENOSPC: i32 = 28; // the same on Linux and macOS
+        let full = |e: &std::io::Error| e.kind() == std::io::ErrorKind::StorageFull || e.raw_os_error() == Some(ENOSPC);
+        match self {
+            StoreError::Io { cause, .. } => full(cause),
+            // tantivy wraps the I/O error in its own types, behind an `Arc` and not as a `source`.
+            StoreError::Tantivy(e) => match e {
+                tantivy::TantivyError::IoError(io) => full(io),
+                tantivy::TantivyError::OpenWriteError(tantivy::directory::error::OpenWriteError::IoError {
+                    io_error,
+                    ..
+                }) => full(io_error),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// What [`Store::check`] verified of one skill's current generation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Check {
+    pub generation: Option<u64>,
+    pub chunks: usize,
+    /// Files read and compared with their checksums, and their bytes.
+    pub files: usize,
+    pub bytes: u64,
+    /// False for a generation written before checksums existed (only tantivy's own were checked).
+    pub checksummed: bool,
 }
 
 /// A chunk id with a score from one retrieval list, best first.
@@ -92,6 +132,22 @@ pub trait Store: Send + Sync {
     /// Whether [`Store::begin`] can work here; a read replica says why not.
     fn writable(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// Verifies a skill's current generation; `None` when it was never indexed. A store that
+    /// keeps no checksums of its own (a database) just opens it.
+    fn check(&self, skill: &str) -> Result<Option<Check>, StoreError> {
+        Ok(self.open(skill)?.map(|index| Check {
+            generation: Some(index.meta().generation),
+            chunks: index.len(),
+            ..Check::default()
+        }))
+    }
+
+    /// Moves aside whatever keeps a skill from being indexed again (a damaged generation, a bad
+    /// `CURRENT`, a file where a folder belongs), one line per thing moved. Nothing by default.
+    fn repair(&self, _skill: &str) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
     }
 }
 
@@ -170,4 +226,19 @@ pub trait IndexWriter {
 
     /// Publishes the generation atomically, with `manifest` describing its files.
     fn commit(self: Box<Self>, manifest: Manifest) -> Result<IndexMeta, StoreError>;
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::StoreError;
+
+    #[test]
+    fn disk_full_is_recognised_and_printed_once() {
+        let full = StoreError::io("/x/gen-2/vectors.f32", std::io::Error::from_raw_os_error(28));
+        assert!(full.is_disk_full());
+        assert!(!StoreError::io("/x", std::io::Error::from_raw_os_error(13)).is_disk_full());
+        // The cause is in the message and is not also a `source` that a chain would repeat.
+        assert!(std::error::Error::source(&full).is_none());
+        assert_eq!(full.to_string().matches("os error 28").count(), 1, "{full}");
+    }
 }

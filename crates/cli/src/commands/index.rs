@@ -1,6 +1,6 @@
 //! `skillrag index`
 
-use super::{open_engine, open_project, print_json};
+use super::{note_if_lexical, open_project, print_json};
 use crate::cli::{Cli, IndexArgs};
 use crate::progress::Bars;
 use anyhow::Result;
@@ -9,14 +9,23 @@ use skillrag_engine::{Engine, IndexOptions, Progress, Project, SilentProgress};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Opens the engine without opening every index first (as `open_engine` does to warn about
+/// damaged ones): indexing verifies each skill's index itself, and repairs it.
+fn open_engine(project: Project) -> Result<Engine> {
+    let engine = Engine::open(project)?;
+    note_if_lexical(&engine);
+    Ok(engine)
+}
+
 pub fn index(cli: &Cli, args: &IndexArgs) -> Result<ExitCode> {
     let engine = open_engine(project(cli, args)?)?;
     let options = IndexOptions { skills: args.skills.clone(), rebuild: args.rebuild };
-    run(cli, &engine, &options)?;
+    let failed = run(cli, &engine, &options)?;
     if args.watch {
         watch(cli, args, engine)?;
     }
-    Ok(ExitCode::SUCCESS)
+    // The other skills were indexed; the exit status still tells a script that one was not.
+    Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn project(cli: &Cli, args: &IndexArgs) -> Result<Project> {
@@ -30,25 +39,36 @@ fn project(cli: &Cli, args: &IndexArgs) -> Result<Project> {
     Ok(project)
 }
 
-/// One indexing run with progress bars (or JSON) and a summary line.
-fn run(cli: &Cli, engine: &Engine, options: &IndexOptions) -> Result<()> {
+/// One indexing run with progress bars (or JSON) and a summary line; returns how many skills
+/// could not be indexed.
+fn run(cli: &Cli, engine: &Engine, options: &IndexOptions) -> Result<usize> {
     let bars = Bars::new();
     let progress: &dyn Progress = if cli.json { &SilentProgress } else { &bars };
     let report = engine.index(options, progress)?;
+    let failed = report.skills.iter().filter(|s| s.error.is_some()).count();
     if cli.json {
-        return print_json(&report);
+        print_json(&report)?;
+        return Ok(failed);
     }
     let chunks: usize = report.skills.iter().map(|s| s.chunks).sum();
     let new: usize = report.skills.iter().map(|s| s.chunks_new).sum();
     let problems = report.diagnostics.iter().filter(|d| d.is_error()).count();
+    let repaired = report.skills.iter().filter(|s| !s.repaired.is_empty()).count();
+    if repaired > 0 || report.cache_dropped > 0 {
+        eprintln!(
+            "repaired: {repaired} damaged index(es) moved aside and rebuilt, {} damaged embedding cache record(s) re-embedded",
+            report.cache_dropped
+        );
+    }
     let rate = if report.seconds > 0.0 { new as f64 / report.seconds } else { 0.0 };
+    let not_indexed = if failed > 0 { format!(" ({failed} not indexed, see above)") } else { String::new() };
     eprintln!(
-        "indexed {} skill(s): {chunks} chunks ({new} new, {rate:.0} chunks/s) in {:.1} s{}",
-        report.skills.len(),
+        "indexed {} skill(s){not_indexed}: {chunks} chunks ({new} new, {rate:.0} chunks/s) in {:.1} s{}",
+        report.skills.len() - failed,
         report.seconds,
         if problems > 0 { format!("; {problems} problem(s) reported above") } else { String::new() }
     );
-    Ok(())
+    Ok(failed)
 }
 
 /// Re-indexes the skills whose files change, until interrupted. The engine is reopened when

@@ -2,6 +2,7 @@
 //! prints human output or JSON, and returns the exit code.
 
 mod ask;
+mod doctor;
 mod eval;
 mod extract;
 mod index;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Mcp => serve::mcp(&cli),
         Command::Gaps(args) => serve::gaps(&cli, args),
         Command::Migrate(args) => migrate::migrate(&cli, args),
+        Command::Doctor(args) => doctor::doctor(&cli, args),
     }
 }
 
@@ -58,10 +60,14 @@ pub fn open_project(cli: &Cli) -> Result<Project> {
     Ok(project)
 }
 
-/// Opens the engine and says once, on stderr, when retrieval is lexical-only.
+/// Opens the engine and says once, on stderr, when retrieval is lexical-only and which skills
+/// are skipped because their index is damaged.
 pub fn open_engine(project: Project) -> Result<Engine> {
     let engine = Engine::open(project)?;
     note_if_lexical(&engine);
+    for (_, damage) in engine.damaged_skills()? {
+        eprintln!("warning: {damage}; the other skills keep answering");
+    }
     Ok(engine)
 }
 

@@ -29,6 +29,7 @@ pub fn skills(cli: &Cli) -> Result<ExitCode> {
             Freshness::Fresh => "fresh".to_string(),
             Freshness::Stale(reason) => format!("stale: {}", truncate(reason, 40)),
             Freshness::NotIndexed => "not indexed".to_string(),
+            Freshness::Damaged(_) => "damaged (skipped; see below)".to_string(),
         };
         table.row(vec![
             s.skill.clone(),
@@ -41,6 +42,11 @@ pub fn skills(cli: &Cli) -> Result<ExitCode> {
         ]);
     }
     table.print();
+    for s in &status {
+        if let Freshness::Damaged(reason) = &s.index {
+            eprintln!("warning: {reason}; the other skills keep answering");
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

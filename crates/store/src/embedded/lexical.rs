@@ -150,6 +150,14 @@ impl LexicalIndex {
     }
 }
 
+/// The segment files of the tantivy index in `dir` that fail tantivy's own footer checksums.
+pub fn damaged_files(dir: &Path) -> Result<Vec<String>, StoreError> {
+    let index = Index::open_in_dir(dir)?;
+    let mut damaged: Vec<String> = index.validate_checksum()?.iter().map(|p| p.display().to_string()).collect();
+    damaged.sort();
+    Ok(damaged)
+}
+
 /// Writes a generation's BM25 index: either fresh, or continuing the previous generation's
 /// segments (hard-linked, so the old generation is untouched) with changed sources deleted.
 pub struct LexicalWriter {

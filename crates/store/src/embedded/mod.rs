@@ -8,11 +8,13 @@
 //!     chunks.jsonl                    chunk metadata and text, row order
 //!     vectors.f32 visibility.f32      dense vectors (row order), when a model is configured
 //!     tantivy/                        BM25 index
+//!     checksums.json                  size and BLAKE3 of every file above, written last
 //! ```
 //!
 //! A generation is written completely, synced, and only then named in `CURRENT` by an atomic
 //! rename. A crash at any point leaves `CURRENT` naming the previous, complete generation; the
-//! next writer deletes the leftovers.
+//! next writer deletes the leftovers. Opening a generation verifies its checksums; a damaged
+//! one is refused (never served) and [`Store::repair`] moves it aside for the rebuild.
 
 mod lexical;
 mod snapshot;
@@ -21,7 +23,7 @@ mod writer;
 
 pub use snapshot::EmbeddedSkillIndex;
 
-use crate::{IndexMeta, IndexWriter, SkillIndex, Store, StoreError};
+use crate::{Check, IndexMeta, IndexWriter, SkillIndex, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -54,24 +56,85 @@ impl EmbeddedStore {
         }
         Ok(self.root.join(skill))
     }
+
+    /// The skill's folder, refused as corrupt when a file stands where a folder belongs.
+    fn readable_skill_dir(&self, skill: &str) -> Result<PathBuf, StoreError> {
+        let dir = self.skill_dir(skill)?;
+        match not_a_folder(&self.root, &dir) {
+            Some(path) => Err(StoreError::Corrupt {
+                skill: skill.to_string(),
+                detail: format!("{} is a file, not a folder", path.display()),
+            }),
+            None => Ok(dir),
+        }
+    }
 }
 
-/// The generation named in `CURRENT`, if any.
+/// A file where the store needs a folder (`.skillrag/index` or a skill's folder), if any.
+fn not_a_folder(root: &Path, skill_dir: &Path) -> Option<PathBuf> {
+    [root, skill_dir].into_iter().find(|p| p.symlink_metadata().is_ok() && !p.is_dir()).map(Path::to_path_buf)
+}
+
+fn skill_name(skill_dir: &Path) -> String {
+    skill_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The generation named in `CURRENT`, if any. `CURRENT` must name a generation folder directly
+/// inside the skill's folder (`gen-` and digits: no separator, no `..`), or it is corrupt.
 fn current_generation(skill_dir: &Path) -> Result<Option<String>, StoreError> {
     let path = skill_dir.join(CURRENT);
-    match std::fs::read_to_string(&path) {
-        Ok(name) => {
-            let name = name.trim().to_string();
-            if parse_generation(&name).is_none() {
-                return Err(StoreError::Corrupt {
-                    skill: skill_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-                    detail: format!("CURRENT holds `{name}`"),
-                });
-            }
-            Ok(Some(name))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(StoreError::io(path, e)),
+    let corrupt = |detail: String| StoreError::Corrupt { skill: skill_name(skill_dir), detail };
+    let meta = match path.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(path, e)),
+    };
+    // A generation name is 12 bytes; anything much longer is not worth reading.
+    if !meta.is_file() || meta.len() > 64 {
+        return Err(corrupt(format!("{CURRENT} is not a small file naming a generation")));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
+    let name = String::from_utf8_lossy(&bytes).trim().to_string();
+    if parse_generation(&name).is_none() {
+        return Err(corrupt(format!("{CURRENT} holds `{}`, not a generation name", name.escape_debug())));
+    }
+    if !skill_dir.join(&name).is_dir() {
+        return Err(corrupt(format!("{CURRENT} names {name}, which does not exist")));
+    }
+    Ok(Some(name))
+}
+
+/// Renames `path` to `<path>.corrupt-<unix time>` (never over an earlier one) and returns the
+/// new path: kept for a look, never read again (the name is not a generation's).
+fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let base = format!("{}.corrupt-{now}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let mut target = path.with_file_name(&base);
+    let mut n = 1;
+    while target.symlink_metadata().is_ok() {
+        n += 1;
+        target = path.with_file_name(format!("{base}-{n}"));
+    }
+    std::fs::rename(path, &target).map_err(|e| StoreError::io(path, e))?;
+    Ok(target)
+}
+
+/// Takes the one writer's lock of a skill (a folder in the lock file's place is moved aside).
+fn lock(skill: &str, skill_dir: &Path) -> Result<std::fs::File, StoreError> {
+    let lock_path = skill_dir.join(LOCK);
+    if lock_path.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+        move_aside(&lock_path)?;
+    }
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| StoreError::io(&lock_path, e))?;
+    match lock.try_lock() {
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked(skill.to_string())),
+        Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(&lock_path, e)),
     }
 }
 
@@ -79,8 +142,14 @@ fn generation_name(n: u64) -> String {
     format!("gen-{n:08}")
 }
 
+/// The number of a generation folder: `gen-` and digits only, so that a name taken from
+/// `CURRENT` can never leave the skill's folder.
 fn parse_generation(name: &str) -> Option<u64> {
-    name.strip_prefix("gen-")?.parse().ok()
+    let digits = name.strip_prefix("gen-")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 fn sync_dir(dir: &Path) -> Result<(), StoreError> {
@@ -105,7 +174,7 @@ fn dir_size(dir: &Path) -> u64 {
 
 impl Store for EmbeddedStore {
     fn open(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, StoreError> {
-        let dir = self.skill_dir(skill)?;
+        let dir = self.readable_skill_dir(skill)?;
         let Some(generation) = current_generation(&dir)? else { return Ok(None) };
         let index = EmbeddedSkillIndex::open(skill, &dir.join(generation))?;
         Ok(Some(Arc::new(index)))
@@ -117,11 +186,15 @@ impl Store for EmbeddedStore {
     }
 
     fn generation(&self, skill: &str) -> Result<Option<u64>, StoreError> {
-        let dir = self.skill_dir(skill)?;
+        let dir = self.readable_skill_dir(skill)?;
         Ok(current_generation(&dir)?.as_deref().and_then(parse_generation))
     }
 
     fn skills(&self) -> Result<Vec<String>, StoreError> {
+        if !self.root.is_dir() {
+            // Nothing here (or a file in the way, which `repair` moves aside): no indexes.
+            return Ok(Vec::new());
+        }
         let entries = match std::fs::read_dir(&self.root) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -129,7 +202,8 @@ impl Store for EmbeddedStore {
         };
         let mut out: Vec<String> = entries
             .flatten()
-            .filter(|e| e.path().join(CURRENT).is_file())
+            // A damaged CURRENT still marks an index (to remove, or to repair).
+            .filter(|e| e.path().join(CURRENT).symlink_metadata().is_ok())
             .filter_map(|e| e.file_name().into_string().ok())
             .collect();
         out.sort();
@@ -143,6 +217,67 @@ impl Store for EmbeddedStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(StoreError::io(dir, e)),
         }
+    }
+
+    fn check(&self, skill: &str) -> Result<Option<Check>, StoreError> {
+        let dir = self.readable_skill_dir(skill)?;
+        let Some(name) = current_generation(&dir)? else { return Ok(None) };
+        let gen_dir = dir.join(&name);
+        let (index, verified) = EmbeddedSkillIndex::open_verified(skill, &gen_dir)?;
+        let mut check = Check {
+            generation: Some(index.meta.generation),
+            chunks: index.chunks.len(),
+            checksummed: verified.is_some(),
+            ..Check::default()
+        };
+        match verified {
+            Some(v) => (check.files, check.bytes) = (v.files, v.bytes),
+            // Written before checksums: tantivy's own footers are all there is to check.
+            None => {
+                let damaged = lexical::damaged_files(&gen_dir.join("tantivy"))
+                    .map_err(|e| StoreError::Corrupt { skill: skill.to_string(), detail: format!("{name}: {e}") })?;
+                if !damaged.is_empty() {
+                    return Err(StoreError::Corrupt {
+                        skill: skill.to_string(),
+                        detail: format!("{name}: tantivy files fail their checksums: {}", damaged.join(", ")),
+                    });
+                }
+            }
+        }
+        Ok(Some(check))
+    }
+
+    fn repair(&self, skill: &str) -> Result<Vec<String>, StoreError> {
+        let dir = self.skill_dir(skill)?;
+        let mut done = Vec::new();
+        while let Some(path) = not_a_folder(&self.root, &dir) {
+            let to = move_aside(&path)?;
+            done.push(format!("{} was a file, not a folder; moved it aside to {}", path.display(), to.display()));
+        }
+        if !dir.is_dir() {
+            return Ok(done);
+        }
+        let _lock = lock(skill, &dir)?;
+        match current_generation(&dir) {
+            Ok(None) => {}
+            Ok(Some(name)) => match EmbeddedSkillIndex::open(skill, &dir.join(&name)) {
+                Ok(_) => {}
+                Err(StoreError::Corrupt { detail, .. }) => {
+                    // Quarantined, so that it never serves wrong scores; CURRENT goes with it.
+                    let to = move_aside(&dir.join(&name))?;
+                    let current = dir.join(CURRENT);
+                    std::fs::remove_file(&current).map_err(|e| StoreError::io(&current, e))?;
+                    done.push(format!("skill `{skill}`: {detail}; moved {name} aside to {}", to.display()));
+                }
+                Err(e) => return Err(e),
+            },
+            Err(StoreError::Corrupt { detail, .. }) => {
+                let to = move_aside(&dir.join(CURRENT))?;
+                done.push(format!("skill `{skill}`: {detail}; moved it aside to {}", to.display()));
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(done)
     }
 
     fn size_on_disk(&self, skill: &str) -> Option<u64> {

@@ -2,11 +2,16 @@
 
 use super::lexical::LexicalIndex;
 use super::vectors::Vectors;
+use crate::checksum::{Checksums, Verified};
 use crate::{Filter, IndexMeta, Manifest, Scored, SkillIndex, StoreError};
 use skillrag_core::{Chunk, ChunkId};
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const VECTORS: &str = "vectors.f32";
+pub(super) const VISIBILITY: &str = "visibility.f32";
+/// The files the store writes itself (the rest of a generation is tantivy's).
+const OWN_FILES: [&str; 5] = ["meta.json", "manifest.json", "chunks.jsonl", VECTORS, VISIBILITY];
 
 /// One generation of a skill's index, loaded for searching.
 pub struct EmbeddedSkillIndex {
@@ -21,20 +26,38 @@ pub struct EmbeddedSkillIndex {
     mean_visibility: Option<f32>,
 }
 
-pub(super) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(|e| StoreError::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| StoreError::Invalid(format!("{}: {e}", path.display())))
-}
-
 impl EmbeddedSkillIndex {
     pub fn open(skill: &str, dir: &Path) -> Result<EmbeddedSkillIndex, StoreError> {
-        let corrupt = |detail: String| StoreError::Corrupt { skill: skill.to_string(), detail };
-        let meta: IndexMeta = read_json(&dir.join("meta.json")).map_err(|e| corrupt(e.to_string()))?;
-        let manifest: Manifest = read_json(&dir.join("manifest.json")).map_err(|e| corrupt(e.to_string()))?;
-        let chunks = read_chunks(&dir.join("chunks.jsonl")).map_err(|e| corrupt(e.to_string()))?;
+        Self::open_verified(skill, dir).map(|(index, _)| index)
+    }
+
+    /// Opens the generation in `dir`, checking every file against its checksums first (so a
+    /// damaged file is reported, never served); `None` for a generation written before
+    /// checksums existed.
+    pub(super) fn open_verified(skill: &str, dir: &Path) -> Result<(EmbeddedSkillIndex, Option<Verified>), StoreError> {
+        let generation = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let corrupt = |detail: String| StoreError::Corrupt {
+            skill: skill.to_string(),
+            detail: format!("{generation}: {detail}"),
+        };
+        let sums = Checksums::read(dir).map_err(corrupt)?;
+        let mut verified = Verified::default();
+        // Our own files are read whole anyway: each is checked from memory, read once.
+        let mut read = |name: &str| -> Result<Vec<u8>, StoreError> {
+            let bytes = std::fs::read(dir.join(name)).map_err(|e| corrupt(format!("{name}: {e}")))?;
+            if let Some(sums) = &sums {
+                sums.check_bytes(name, &bytes).map_err(corrupt)?;
+                verified.files += 1;
+                verified.bytes += bytes.len() as u64;
+            }
+            Ok(bytes)
+        };
+        let meta: IndexMeta = parse_json("meta.json", &read("meta.json")?).map_err(corrupt)?;
+        let manifest: Manifest = parse_json("manifest.json", &read("manifest.json")?).map_err(corrupt)?;
+        let chunks = parse_chunks(&read("chunks.jsonl")?).map_err(corrupt)?;
         let vectors = match meta.model_id {
             Some(_) => Some(
-                Vectors::read(&dir.join("vectors.f32"), &dir.join("visibility.f32"), meta.dim)
+                Vectors::from_bytes(&read(VECTORS)?, &read(VISIBILITY)?, meta.dim)
                     .map_err(|e| corrupt(e.to_string()))?,
             ),
             None => None,
@@ -44,8 +67,15 @@ impl EmbeddedSkillIndex {
                 return Err(corrupt(format!("{} vectors for {} chunks", v.rows(), chunks.len())));
             }
         }
+        // The rest is tantivy's, which reads it through mmap.
+        if let Some(sums) = &sums {
+            let rest = sums.check_files(dir, &OWN_FILES).map_err(corrupt)?;
+            verified.files += rest.files;
+            verified.bytes += rest.bytes;
+        }
         let lexical = LexicalIndex::open(&dir.join("tantivy")).map_err(|e| corrupt(e.to_string()))?;
-        Ok(Self::assemble(meta, manifest, chunks, vectors, lexical))
+        let index = Self::assemble(meta, manifest, chunks, vectors, lexical);
+        Ok((index, sums.map(|_| verified)))
     }
 
     fn assemble(
@@ -76,16 +106,17 @@ impl EmbeddedSkillIndex {
     }
 }
 
-fn read_chunks(path: &Path) -> Result<Vec<Chunk>, StoreError> {
-    let file = std::fs::File::open(path).map_err(|e| StoreError::io(path, e))?;
+fn parse_json<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("{name}: {e}"))
+}
+
+fn parse_chunks(bytes: &[u8]) -> Result<Vec<Chunk>, String> {
     let mut out = Vec::new();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| StoreError::io(path, e))?;
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.is_empty() {
             continue;
         }
-        let chunk: Chunk = serde_json::from_str(&line)
-            .map_err(|e| StoreError::Invalid(format!("{}:{}: {e}", path.display(), i + 1)))?;
+        let chunk: Chunk = serde_json::from_slice(line).map_err(|e| format!("chunks.jsonl:{}: {e}", i + 1))?;
         out.push(chunk);
     }
     Ok(out)

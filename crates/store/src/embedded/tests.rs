@@ -1,5 +1,7 @@
 use super::*;
 use crate::conformance;
+use crate::Filter;
+use skillrag_core::DocType;
 
 conformance::conformance_tests!(|_name: &str| {
     let tmp = tempfile::tempdir().unwrap();
@@ -14,4 +16,148 @@ fn rejects_unsafe_skill_ids() {
     for bad in ["..", "a/b", "", "/etc"] {
         assert!(store.open(bad).is_err(), "{bad}");
     }
+}
+
+/// A store with skill `a` indexed once (two chunks with vectors), and the skill's folder.
+fn indexed() -> (tempfile::TempDir, EmbeddedStore, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::new(tmp.path().join("index"));
+    let mut w = store.begin("a", conformance::meta(Some("m"))).unwrap();
+    w.add(vec![
+        conformance::new("one.md", 0, "alpha beta", [1.0, 0.0]),
+        conformance::new("two.md", 0, "gamma delta", [0.0, 1.0]),
+    ])
+    .unwrap();
+    w.commit(conformance::manifest(&[("one.md", DocType::General), ("two.md", DocType::General)])).unwrap();
+    let dir = store.root().join("a");
+    (tmp, store, dir)
+}
+
+fn assert_corrupt(result: Result<impl Sized, StoreError>, wanted: &str) {
+    match result {
+        Err(StoreError::Corrupt { skill, detail }) => {
+            assert_eq!(skill, "a");
+            assert!(detail.contains(wanted), "{detail}");
+        }
+        Err(e) => panic!("not Corrupt: {e}"),
+        Ok(_) => panic!("not refused ({wanted})"),
+    }
+}
+
+/// Rebuilds `a` after [`Store::repair`] and checks that it serves again.
+fn rebuild_serves(store: &EmbeddedStore) -> Vec<String> {
+    let done = store.repair("a").unwrap();
+    let mut w = store.begin("a", conformance::meta(Some("m"))).unwrap();
+    w.add(vec![conformance::new("one.md", 0, "alpha beta", [1.0, 0.0])]).unwrap();
+    w.commit(conformance::manifest(&[("one.md", DocType::General)])).unwrap();
+    let index = store.open("a").unwrap().expect("indexed");
+    assert_eq!(index.dense(&[1.0, 0.0], 5, &Filter::none()).unwrap()[0].score, 1.0);
+    assert!(store.check("a").unwrap().unwrap().checksummed);
+    done
+}
+
+#[test]
+fn a_flipped_vector_byte_is_reported_and_quarantined() {
+    let (_tmp, store, dir) = indexed();
+    let check = store.check("a").unwrap().unwrap();
+    assert!(check.checksummed && check.files >= 6, "{check:?}");
+    let vectors = dir.join("gen-00000001/vectors.f32");
+    let mut bytes = std::fs::read(&vectors).unwrap();
+    bytes[2] ^= 0x40; // still finite: only the checksum can tell
+    std::fs::write(&vectors, &bytes).unwrap();
+
+    assert_corrupt(store.open("a"), "gen-00000001: vectors.f32 does not match its checksum");
+    assert_corrupt(store.check("a"), "vectors.f32");
+    let done = rebuild_serves(&store);
+    assert!(done[0].contains("moved gen-00000001 aside"), "{done:?}");
+    let names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().any(|n| n.starts_with("gen-00000001.corrupt-")), "{names:?}");
+}
+
+#[test]
+fn a_flipped_tantivy_or_chunks_byte_is_reported() {
+    for file in ["chunks.jsonl", "meta.json"] {
+        let (_tmp, store, dir) = indexed();
+        let path = dir.join("gen-00000001").join(file);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 3;
+        bytes[last] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_corrupt(store.open("a"), file);
+    }
+    let (_tmp, store, dir) = indexed();
+    let tantivy = std::fs::read_dir(dir.join("gen-00000001/tantivy"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .unwrap();
+    let mut bytes = std::fs::read(&tantivy).unwrap();
+    bytes[0] ^= 0x01;
+    std::fs::write(&tantivy, &bytes).unwrap();
+    assert_corrupt(store.open("a"), "tantivy/");
+}
+
+#[test]
+fn a_generation_without_checksums_still_opens() {
+    let (_tmp, store, dir) = indexed();
+    std::fs::remove_file(dir.join("gen-00000001/checksums.json")).unwrap();
+    assert!(store.open("a").unwrap().is_some());
+    let check = store.check("a").unwrap().unwrap();
+    assert!(!check.checksummed);
+}
+
+/// Damages a project (or store) folder in one way.
+type Damage = fn(&std::path::Path);
+
+#[test]
+fn every_bad_current_is_corrupt_and_repaired_by_a_rebuild() {
+    let cases: [(&str, Damage); 7] = [
+        ("empty", |d| std::fs::write(d.join("CURRENT"), "").unwrap()),
+        ("garbage", |d| std::fs::write(d.join("CURRENT"), [0xff, 0xfe, b'\n', 7]).unwrap()),
+        ("escape", |d| std::fs::write(d.join("CURRENT"), "../../../../etc").unwrap()),
+        ("other skill", |d| std::fs::write(d.join("CURRENT"), "../b/gen-00000001").unwrap()),
+        ("missing generation", |d| std::fs::write(d.join("CURRENT"), "gen-00000042\n").unwrap()),
+        ("folder", |d| {
+            std::fs::remove_file(d.join("CURRENT")).unwrap();
+            std::fs::create_dir(d.join("CURRENT")).unwrap();
+        }),
+        ("huge", |d| std::fs::write(d.join("CURRENT"), "gen-1".repeat(100)).unwrap()),
+    ];
+    for (name, damage) in cases {
+        let (_tmp, store, dir) = indexed();
+        damage(&dir);
+        assert!(matches!(store.open("a"), Err(StoreError::Corrupt { .. })), "{name}: {:?}", store.open("a").err());
+        assert!(matches!(store.generation("a"), Err(StoreError::Corrupt { .. })), "{name}");
+        assert!(store.skills().unwrap().contains(&"a".to_string()), "{name}: still listed, to repair or remove");
+        let done = rebuild_serves(&store);
+        assert!(done.iter().any(|d| d.contains("CURRENT")), "{name}: {done:?}");
+    }
+}
+
+#[test]
+fn a_file_in_place_of_a_folder_is_moved_aside() {
+    // The whole index folder is a file.
+    let (_tmp, store, _) = indexed();
+    std::fs::remove_dir_all(store.root()).unwrap();
+    std::fs::write(store.root(), "oops").unwrap();
+    assert_corrupt(store.open("a"), "is a file, not a folder");
+    let done = rebuild_serves(&store);
+    assert!(done[0].contains("moved it aside"), "{done:?}");
+    // The skill's folder is a file.
+    let (_tmp, store, dir) = indexed();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(&dir, "oops").unwrap();
+    assert_corrupt(store.generation("a"), "is a file, not a folder");
+    rebuild_serves(&store);
+    // Even without repair, a writer replaces a bad CURRENT.
+    let (_tmp, store, dir) = indexed();
+    std::fs::write(dir.join("CURRENT"), "../../../../etc").unwrap();
+    let mut w = store.begin("a", conformance::meta(Some("m"))).unwrap();
+    w.add(vec![conformance::new("one.md", 0, "alpha beta", [1.0, 0.0])]).unwrap();
+    w.commit(conformance::manifest(&[("one.md", DocType::General)])).unwrap();
+    assert!(store.open("a").unwrap().is_some());
+    // Numbered past the generation it replaced: a reader that cached 1 sees a new one.
+    assert_eq!(store.generation("a").unwrap(), Some(2));
 }

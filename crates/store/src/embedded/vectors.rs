@@ -25,17 +25,20 @@ impl Vectors {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
 
-    pub fn read(path: &Path, visibility_path: &Path, dim: usize) -> Result<Vectors, StoreError> {
-        let data = read_f32s(path)?;
-        let visibility = read_f32s(visibility_path)?;
+    /// Parses `vectors.f32` and `visibility.f32`. Non-finite values are refused: no model
+    /// writes them, and one would poison every score it takes part in.
+    pub fn from_bytes(data: &[u8], visibility: &[u8], dim: usize) -> Result<Vectors, StoreError> {
+        let (data, visibility) = (parse_f32s("vectors.f32", data)?, parse_f32s("visibility.f32", visibility)?);
         if dim == 0 || data.len() % dim != 0 || data.len() / dim != visibility.len() {
             return Err(StoreError::Invalid(format!(
-                "{}: {} floats do not form {}-dimensional rows matching {} visibility values",
-                path.display(),
+                "vectors.f32: {} floats do not form {}-dimensional rows matching {} visibility values",
                 data.len(),
                 dim,
                 visibility.len()
             )));
+        }
+        if let Some(i) = data.iter().chain(&visibility).position(|x| !x.is_finite()) {
+            return Err(StoreError::Invalid(format!("vectors.f32 holds a non-finite value (float {i})")));
         }
         Ok(Vectors { dim, data, visibility })
     }
@@ -73,10 +76,9 @@ impl Vectors {
     }
 }
 
-fn read_f32s(path: &Path) -> Result<Vec<f32>, StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, e))?;
-    if bytes.len() % 4 != 0 {
-        return Err(StoreError::Invalid(format!("{}: length is not a multiple of 4", path.display())));
+fn parse_f32s(name: &str, bytes: &[u8]) -> Result<Vec<f32>, StoreError> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(StoreError::Invalid(format!("{name}: length is not a multiple of 4")));
     }
     Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }

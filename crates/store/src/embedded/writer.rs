@@ -2,8 +2,10 @@
 
 use super::lexical::LexicalWriter;
 use super::snapshot::EmbeddedSkillIndex;
+use super::snapshot::{VECTORS, VISIBILITY};
 use super::vectors::Vectors;
-use super::{current_generation, generation_name, parse_generation, sync_dir, CURRENT, LOCK};
+use super::{current_generation, generation_name, lock, parse_generation, sync_dir, CURRENT};
+use crate::checksum::{self, Checksums};
 use crate::{IndexMeta, IndexWriter, Manifest, NewChunk, StoreError};
 use skillrag_core::Chunk;
 use std::collections::HashSet;
@@ -30,21 +32,17 @@ pub struct EmbeddedWriter {
 impl EmbeddedWriter {
     pub fn begin(skill: &str, skill_dir: &Path, mut meta: IndexMeta) -> Result<EmbeddedWriter, StoreError> {
         std::fs::create_dir_all(skill_dir).map_err(|e| StoreError::io(skill_dir, e))?;
-        let lock_path = skill_dir.join(LOCK);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| StoreError::io(&lock_path, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(StoreError::Locked(skill.to_string())),
-            Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(&lock_path, e)),
-        }
+        let lock = lock(skill, skill_dir)?;
 
-        let current = current_generation(skill_dir)?;
+        // A damaged CURRENT names nothing usable: this generation starts afresh and replaces it
+        // ([`crate::Store::repair`] moves it aside first and says so).
+        let current = match current_generation(skill_dir) {
+            Err(StoreError::Corrupt { .. }) => None,
+            other => other?,
+        };
         let current_n = current.as_deref().and_then(parse_generation).unwrap_or(0);
+        // Counted before leftovers go (see below).
+        let highest = highest_generation(skill_dir, current.as_deref().and_then(parse_generation));
         remove_leftovers(skill_dir, current_n);
 
         // Continue from the current generation only if it was built with the same settings.
@@ -62,7 +60,9 @@ impl EmbeddedWriter {
         if let Some(prev) = &previous {
             meta.next_chunk_id = prev.meta.next_chunk_id;
         }
-        meta.generation = current_n + 1;
+        // Past every number used before, quarantined ones included: a reader that cached
+        // generation N must never mistake a rebuilt generation for it.
+        meta.generation = current_n.max(highest) + 1;
         let gen_dir = skill_dir.join(generation_name(meta.generation));
         if gen_dir.exists() {
             std::fs::remove_dir_all(&gen_dir).map_err(|e| StoreError::io(&gen_dir, e))?;
@@ -126,6 +126,23 @@ impl EmbeddedWriter {
         }
         Ok(())
     }
+}
+
+/// The highest generation number that a reader may have seen: set-aside generations always,
+/// and, when `CURRENT` names none, every generation folder (any may have been published).
+/// Folders above a valid `CURRENT` are a crashed writer's, never published: their numbers are
+/// reused.
+fn highest_generation(skill_dir: &Path, current: Option<u64>) -> u64 {
+    let Ok(entries) = std::fs::read_dir(skill_dir) else { return 0 };
+    let seen = entries.flatten().filter_map(|e| {
+        let name = e.file_name().to_str()?.to_string();
+        let (generation, aside) = match name.split_once('.') {
+            Some((generation, rest)) => (generation.to_string(), rest.starts_with("corrupt-")),
+            None => (name, false),
+        };
+        parse_generation(&generation).filter(|_| aside || current.is_none())
+    });
+    seen.chain(current).max().unwrap_or(0)
 }
 
 /// Removes generation folders other than the current one and the one before it: the
@@ -196,13 +213,16 @@ impl IndexWriter for EmbeddedWriter {
         }
         write_synced(&path, &buf)?;
         if meta.model_id.is_some() {
-            vectors.write(&gen_dir.join("vectors.f32"), &gen_dir.join("visibility.f32"))?;
+            vectors.write(&gen_dir.join(VECTORS), &gen_dir.join(VISIBILITY))?;
         }
         meta.chunks = chunks.len();
         meta.created_at =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         write_json(&gen_dir.join("manifest.json"), &manifest)?;
         write_json(&gen_dir.join("meta.json"), &meta)?;
+        // Last, over everything above and tantivy's files: what opening the generation verifies.
+        let sums = Checksums::of_dir(&gen_dir).map_err(|e| StoreError::io(&gen_dir, e))?;
+        write_json(&gen_dir.join(checksum::FILE), &sums)?;
         sync_dir(&gen_dir)?;
 
         // The switch: CURRENT.tmp is written and synced, then renamed over CURRENT.
