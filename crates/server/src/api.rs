@@ -7,7 +7,7 @@ use crate::stream::{Progress, Streaming};
 use crate::Shared;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -133,11 +133,16 @@ pub struct IndexRequest {
     pub rebuild: bool,
 }
 
-/// The body is optional: an empty POST re-indexes every skill.
-pub async fn start_index(State(shared): State<Shared>, body: axum::body::Bytes) -> Result<Response, ApiError> {
+/// The body is optional: an empty POST re-indexes every skill; a body must be declared JSON.
+pub async fn start_index(
+    State(shared): State<Shared>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
     let req: IndexRequest = if body.iter().all(u8::is_ascii_whitespace) {
         IndexRequest::default()
     } else {
+        crate::origin::require_json(&headers)?;
         crate::error::parse_json(&body)?
     };
     for s in &req.skills {

@@ -34,6 +34,9 @@ impl ApiError {
     pub fn unauthorized(message: impl Into<String>) -> ApiError {
         Self::new(StatusCode::UNAUTHORIZED, message)
     }
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        Self::new(StatusCode::FORBIDDEN, message)
+    }
     pub fn internal(message: impl Into<String>) -> ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
     }
@@ -52,6 +55,8 @@ impl ApiError {
         match self.status {
             StatusCode::BAD_REQUEST => "bad_request",
             StatusCode::UNAUTHORIZED => "unauthorized",
+            StatusCode::FORBIDDEN => "forbidden",
+            StatusCode::REQUEST_TIMEOUT => "request_timeout",
             StatusCode::NOT_FOUND => "not_found",
             StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
             StatusCode::CONFLICT => "conflict",
@@ -108,15 +113,16 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A JSON body whose failures are [`ApiError`]s: 400 bad JSON, 413 too large, 422 wrong
-/// fields. The `Content-Type` is not checked: `curl -d` sends a form type, and the body is
-/// JSON or an error either way.
+/// A JSON body whose failures are [`ApiError`]s: 415 not declared `application/json` (a
+/// cross-site form or `text/plain` POST is not an API call), 400 bad JSON, 413 too large, 422
+/// wrong fields.
 pub struct Json<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        crate::origin::require_json(req.headers())?;
         let body = Bytes::from_request(req, state).await.map_err(|rejection| {
             let status = rejection.status();
             let message = if status == StatusCode::PAYLOAD_TOO_LARGE {

@@ -1,13 +1,17 @@
-//! Request guards, outermost first: metrics, per-client rate limit, bearer-token auth.
+//! Request guards, outermost first: metrics, per-client rate limit, bearer-token auth, and the
+//! deadline on reading a request body. (Host and Origin checks are in [`crate::origin`].)
 
 use crate::error::ApiError;
 use crate::Shared;
+use axum::body::Body;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::header::AUTHORIZATION;
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
 use std::time::Instant;
@@ -90,4 +94,32 @@ pub async fn rate_limit(State(shared): State<Shared>, req: Request, next: Next) 
             ApiError::rate_limited(wait.as_secs().max(1)).into_response()
         }
     }
+}
+
+/// Reads the whole body before any handler runs, within `[serve] body_timeout_secs` in total
+/// and `max_body` in size, so a client trickling bytes cannot hold a worker or a connection
+/// slot for long (408), and every route, `/mcp` included, has the same size limit (413).
+/// Bodies here are small JSON documents; nothing streams in.
+pub async fn read_body(State(shared): State<Shared>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let limited = Limited::new(body, shared.options.max_body);
+    let bytes = match tokio::time::timeout(shared.options.body_timeout, limited.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts")
+                .into_response();
+        }
+        Ok(Err(e)) => return ApiError::bad_request(format!("could not read the request body: {e}")).into_response(),
+        Err(_) => {
+            let mut r = ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the request body did not arrive within {} s", shared.options.body_timeout.as_secs()),
+            )
+            .into_response();
+            // The rest of a late body may still be on its way: do not read it as the next request.
+            r.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+            return r;
+        }
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }

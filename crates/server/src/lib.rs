@@ -5,22 +5,33 @@
 mod api;
 mod error;
 mod guard;
+mod listen;
 pub mod mcp;
 mod metrics;
 mod openai;
+mod origin;
 mod paths;
 mod queue;
 pub mod service;
 mod stream;
+mod token;
 mod web;
 
 pub use error::ApiError;
 pub use service::{Limits, Service};
+pub use token::WeakToken;
+
+// For `fuzz/` (issue 24) only: the JSON request bodies and the function that parses them.
+#[doc(hidden)]
+pub use api::{AskRequest, IndexRequest, RouteRequest, SearchRequest};
+#[doc(hidden)]
+pub use error::parse_json;
+#[doc(hidden)]
+pub use openai::ChatRequest;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -42,12 +53,37 @@ pub struct ServeOptions {
     pub rate_limit: u32,
     /// Browser origins allowed to call the API cross-origin; empty = CORS off.
     pub cors_origins: Vec<String>,
+    /// Host names requests may address besides loopback and the bound address.
+    pub allowed_hosts: Vec<String>,
+    /// Deadline for a request head (the first on a connection and each next one).
+    pub header_timeout: Duration,
+    /// Deadline for a whole request body.
+    pub body_timeout: Duration,
+    /// Connections one client address may hold open at once; 0 = no cap.
+    pub connections_per_client: usize,
     /// How often to look for index generations published by another process.
     pub reload_every: Duration,
 }
 
 impl ServeOptions {
-    /// Binding beyond loopback without a token would expose the knowledge base to the network.
+    /// Defaults for everything but the address (as `[serve]` has them).
+    pub fn new(addr: SocketAddr) -> ServeOptions {
+        ServeOptions {
+            addr,
+            token: None,
+            max_body: 256 * 1024,
+            rate_limit: 0,
+            cors_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            connections_per_client: 128,
+            reload_every: Duration::from_secs(2),
+        }
+    }
+
+    /// Binding beyond loopback without a token would expose the knowledge base to the network;
+    /// a guessable token would too.
     pub fn check(&self) -> Result<(), String> {
         if !self.addr.ip().is_loopback() && self.token.is_none() {
             return Err(format!(
@@ -56,8 +92,17 @@ impl ServeOptions {
                 self.addr
             ));
         }
-        if self.token.as_deref().is_some_and(|t| t.len() < 16) {
-            return Err("SKILLRAG_API_TOKEN is shorter than 16 characters; use a long random token".into());
+        if let Some(t) = &self.token {
+            token::check(t).map_err(|weak| {
+                format!(
+                    "SKILLRAG_API_TOKEN is too weak: {weak}. Use at least {} random printable characters \
+                     without whitespace, e.g. `export SKILLRAG_API_TOKEN=$(openssl rand -hex 32)`",
+                    token::MIN_LEN
+                )
+            })?;
+        }
+        if self.header_timeout.is_zero() || self.body_timeout.is_zero() {
+            return Err("[serve] header_timeout_secs and body_timeout_secs must be at least 1".into());
         }
         Ok(())
     }
@@ -69,6 +114,7 @@ pub struct Shared {
     pub service: Arc<Service>,
     pub options: Arc<ServeOptions>,
     rate_limit: Option<Arc<guard::RateLimit>>,
+    hosts: Arc<origin::HostPolicy>,
 }
 
 pub(crate) fn now_secs() -> u64 {
@@ -78,12 +124,9 @@ pub(crate) fn now_secs() -> u64 {
 /// The whole HTTP surface. `mcp_shutdown` ends open MCP sessions on shutdown.
 pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
     let mcp_service = shared.service.clone();
-    let mut mcp_config = StreamableHttpServerConfig::default().with_cancellation_token(mcp_shutdown);
-    if !shared.options.addr.ip().is_loopback() {
-        // Exposed on purpose, behind the bearer token: accept whatever Host the operator's
-        // clients use (the loopback-only default guards against DNS rebinding).
-        mcp_config = mcp_config.disable_allowed_hosts();
-    }
+    // Hosts are checked for every route at once (origin::check_host), from one allow-list.
+    let mcp_config =
+        StreamableHttpServerConfig::default().with_cancellation_token(mcp_shutdown).disable_allowed_hosts();
     let mcp = StreamableHttpService::new(
         move || Ok(mcp::SkillragMcp::new(mcp_service.clone())),
         LocalSessionManager::default().into(),
@@ -110,11 +153,12 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(shared.options.max_body))
-        // Outermost last: metrics see every response; the rate limit also counts requests that
-        // fail authentication, so guessing tokens is throttled too.
+        // Innermost first. The body is read only once the request is authenticated; the rate
+        // limit also counts requests that fail authentication, so guessing tokens is throttled.
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard::read_body))
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard::require_token))
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard::rate_limit))
-        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard::record_metrics));
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), origin::check_origin));
     if !shared.options.cors_origins.is_empty() {
         let origins: Vec<HeaderValue> =
             shared.options.cors_origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect();
@@ -125,6 +169,10 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
                 .allow_headers([axum::http::header::AUTHORIZATION, axum::http::header::CONTENT_TYPE]),
         );
     }
+    // Outermost: the Host check covers CORS preflights too, and metrics see every response.
+    app = app
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), origin::check_host))
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard::record_metrics));
     app.with_state(shared)
 }
 
@@ -140,8 +188,9 @@ pub async fn serve(
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     let bound = listener.local_addr()?;
     let rate_limit = guard::RateLimit::per_minute(options.rate_limit).map(Arc::new);
+    let hosts = Arc::new(origin::HostPolicy::new(bound, &options.allowed_hosts, options.token.is_some()));
     let shared =
-        Shared { service: service.clone(), options: Arc::new(options.clone()), rate_limit: rate_limit.clone() };
+        Shared { service: service.clone(), options: Arc::new(options.clone()), rate_limit: rate_limit.clone(), hosts };
     let mcp_shutdown = CancellationToken::new();
     let app = router(shared, mcp_shutdown.clone());
 
@@ -156,16 +205,13 @@ pub async fn serve(
         }
     });
     ready(bound);
-    // Small JSON answers and stream chunks go out at once instead of waiting on delayed ACKs.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let result = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            mcp_shutdown.cancel();
-        })
-        .await;
+    let limits =
+        listen::ConnectionLimits { header_timeout: options.header_timeout, per_client: options.connections_per_client };
+    let result = listen::serve(listener, app, limits, async move {
+        shutdown.await;
+        mcp_shutdown.cancel();
+    })
+    .await;
     watcher.abort();
     janitor.abort();
     result

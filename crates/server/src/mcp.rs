@@ -16,6 +16,8 @@ use skillrag_ask::AskOptions;
 use skillrag_store::hybrid::Mode;
 use std::sync::Arc;
 
+pub mod stdio;
+
 #[derive(Clone)]
 pub struct SkillragMcp {
     service: Arc<Service>,
@@ -186,10 +188,11 @@ impl ServerHandler for SkillragMcp {
 /// Serves MCP over stdin/stdout until the client disconnects.
 pub async fn serve_stdio(service: Arc<Service>) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
-    let running = SkillragMcp::new(service)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let (transport, writer) =
+        stdio::GuardedStdio::new(tokio::io::BufReader::new(tokio::io::stdin()), tokio::io::stdout());
+    let running = SkillragMcp::new(service).serve(transport).await.map_err(|e| std::io::Error::other(e.to_string()))?;
     running.waiting().await.map_err(|e| std::io::Error::other(e.to_string()))?;
+    // The transport is gone with the service; let the writer put out the last answers.
+    let _ = writer.await;
     Ok(())
 }

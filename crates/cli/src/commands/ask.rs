@@ -124,14 +124,20 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
         eprintln!("skillrag chat — skills: {}. /help for commands, /quit to leave.", skills.join(", "));
     }
     let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let mut lines = InputLines::new(stdin.lock());
     loop {
         if interactive {
             eprint!("{}> ", skill.as_deref().unwrap_or(""));
             std::io::stderr().flush().ok();
         }
         let Some(line) = lines.next() else { break };
-        let line = line.context("reading stdin")?;
+        let line = match line.context("reading stdin")? {
+            Ok(line) => line,
+            Err(bad) => {
+                eprintln!("error: {bad}; skipped");
+                continue;
+            }
+        };
         let text = line.trim();
         if text.is_empty() {
             continue;
@@ -195,8 +201,20 @@ pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut failed = 0usize;
-    for (i, line) in stdin.lock().lines().enumerate() {
-        let line = line.context("reading stdin")?;
+    for (i, line) in InputLines::new(stdin.lock()).enumerate() {
+        let line = match line.context("reading stdin")? {
+            Ok(line) => line,
+            Err(bad) => {
+                // Answer every readable line; the unreadable one gets its own error line, with
+                // its id when a lossy reading still shows one.
+                failed += 1;
+                let id = serde_json::from_str::<BatchQuestion>(&bad.lossy).ok().and_then(|q| q.id);
+                let error = serde_json::json!({"id": id, "error": format!("line {}: {bad}; not answered", i + 1)});
+                writeln!(out, "{error}")?;
+                out.flush()?;
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -307,4 +325,70 @@ pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
     println!("weights: {} (bias {:+.2})", weights.join(", "), model.bias);
     eprintln!("saved to {}", assistant.engine.project.state_dir().join("router.json").display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// A line of standard input that is not UTF-8: where it breaks, and the line read lossily.
+#[derive(Debug)]
+struct NotUtf8 {
+    offset: usize,
+    lossy: String,
+}
+
+impl std::fmt::Display for NotUtf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not valid UTF-8 (first bad byte at byte {} of the line)", self.offset + 1)
+    }
+}
+
+/// Lines of input as bytes, so that one bad byte costs its line and not the whole run
+/// (`BufRead::lines` ends with an error at the first one).
+struct InputLines<R> {
+    reader: R,
+}
+
+impl<R: BufRead> InputLines<R> {
+    fn new(reader: R) -> Self {
+        InputLines { reader }
+    }
+}
+
+impl<R: BufRead> Iterator for InputLines<R> {
+    type Item = std::io::Result<Result<String, NotUtf8>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut bytes = Vec::new();
+        match self.reader.read_until(b'\n', &mut bytes) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) => return Some(Err(e)),
+        }
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+        }
+        Some(Ok(String::from_utf8(bytes).map_err(|e| NotUtf8 {
+            offset: e.utf8_error().valid_up_to(),
+            lossy: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InputLines;
+
+    #[test]
+    fn a_bad_byte_costs_only_its_line() {
+        let input: &[u8] = b"first\r\nsec\xffond\nthird";
+        let lines: Vec<_> = InputLines::new(input).map(|l| l.unwrap()).collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0].as_deref().unwrap(), "first");
+        let bad = lines[1].as_ref().unwrap_err();
+        assert_eq!(bad.offset, 3);
+        assert_eq!(bad.lossy, "sec\u{fffd}ond");
+        assert!(bad.to_string().contains("byte 4"), "{bad}");
+        assert_eq!(lines[2].as_deref().unwrap(), "third");
+    }
 }

@@ -14,8 +14,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// Opens the project's service (loads the model, fits the router when needed).
-fn open_service(cli: &Cli, args: Option<&ServeArgs>) -> Result<(Arc<Service>, skillrag_engine::Project)> {
-    let project = open_project(cli)?;
+fn open_service(project: skillrag_engine::Project, args: Option<&ServeArgs>) -> Result<Arc<Service>> {
     let c = &project.config.serve;
     let mut limits = Limits::default();
     if c.workers > 0 {
@@ -27,9 +26,9 @@ fn open_service(cli: &Cli, args: Option<&ServeArgs>) -> Result<(Arc<Service>, sk
         limits.workers = a.workers.unwrap_or(limits.workers);
         limits.queue = a.queue.unwrap_or(limits.queue);
     }
-    let service = Service::open(project.clone(), limits).map_err(|e| anyhow::anyhow!(e.message))?;
+    let service = Service::open(project, limits).map_err(|e| anyhow::anyhow!(e.message))?;
     report_startup(&service.live().assistant.engine);
-    Ok((Arc::new(service), project))
+    Ok(Arc::new(service))
 }
 
 /// What a server operator should know before the first request: skills skipped as broken,
@@ -49,18 +48,25 @@ fn report_startup(engine: &skillrag_engine::Engine) {
 }
 
 pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
-    let (service, project) = open_service(cli, Some(args))?;
+    let project = open_project(cli)?;
     let c = &project.config.serve;
     let addr = args.addr.as_deref().unwrap_or(&c.addr);
+    let addr = addr.parse().with_context(|| format!("--addr {addr}: expected HOST:PORT such as 127.0.0.1:8080"))?;
     let options = ServeOptions {
-        addr: addr.parse().with_context(|| format!("--addr {addr}: expected HOST:PORT such as 127.0.0.1:8080"))?,
+        // Taken exactly as set: ServeOptions::check refuses whitespace rather than trimming it.
         token: std::env::var("SKILLRAG_API_TOKEN").ok().filter(|t| !t.is_empty()),
         max_body: args.max_body_kb.unwrap_or(c.max_body_kb).saturating_mul(1024),
         rate_limit: args.rate_limit.unwrap_or(c.rate_limit),
         cors_origins: if args.cors_origins.is_empty() { c.cors_origins.clone() } else { args.cors_origins.clone() },
-        reload_every: Duration::from_secs(2),
+        allowed_hosts: c.allowed_hosts.clone(),
+        header_timeout: Duration::from_secs(c.header_timeout_secs),
+        body_timeout: Duration::from_secs(c.body_timeout_secs),
+        connections_per_client: c.connections_per_client,
+        ..ServeOptions::new(addr)
     };
+    // Before loading the model: a refused address or weak token should not take seconds to say so.
     options.check().map_err(anyhow::Error::msg)?;
+    let service = open_service(project, Some(args))?;
     let skills = service.live().assistant.engine.skills().len();
     runtime()?.block_on(async move {
         skillrag_server::serve(service, options, shutdown_signal(), |bound| {
@@ -99,7 +105,7 @@ async fn shutdown_signal() {
 }
 
 pub fn mcp(cli: &Cli) -> Result<ExitCode> {
-    let (service, _) = open_service(cli, None)?;
+    let service = open_service(open_project(cli)?, None)?;
     runtime()?.block_on(skillrag_server::mcp::serve_stdio(service)).context("MCP over stdio")?;
     Ok(ExitCode::SUCCESS)
 }
