@@ -175,6 +175,10 @@ pub struct IndexConfig {
     pub max_pdf_pages: usize,
     pub max_text_mb: usize,
     pub max_chunks_per_file: usize,
+    /// Folders outside the project that symlinks in a skill's knowledge may point into (a
+    /// document share linked into `knowledge/`), relative to the project or absolute. Any
+    /// other link that leaves the project is skipped with a warning.
+    pub allowed_roots: Vec<String>,
     /// Texts per embedding call while indexing.
     pub embed_batch: usize,
     /// Chunking preset of documents that no rule and no skill `doc_type` names: `auto` (statute
@@ -355,6 +359,7 @@ impl Default for IndexConfig {
             max_pdf_pages: 5_000,
             max_text_mb: 32,
             max_chunks_per_file: 20_000,
+            allowed_roots: Vec::new(),
             embed_batch: 32,
             preset: "auto".into(),
             presets: Vec::new(),
@@ -592,6 +597,11 @@ impl Config {
     pub fn skill_roots(&self, project: &Path) -> Vec<PathBuf> {
         self.skills.iter().map(|s| resolve(project, s)).collect()
     }
+
+    /// The folders outside `project` that knowledge symlinks may point into.
+    pub fn allowed_roots(&self, project: &Path) -> Vec<PathBuf> {
+        self.index.allowed_roots.iter().map(|r| resolve(project, r)).collect()
+    }
 }
 
 fn resolve(project: &Path, p: &str) -> PathBuf {
@@ -634,6 +644,8 @@ max_file_mb = 32         # larger knowledge files are reported and skipped
 # max_pdf_pages = 5000
 # max_text_mb = 32       # text of one file
 # max_chunks_per_file = 20000
+# Symlinks are followed only inside the project, or into these folders:
+# allowed_roots = ["/srv/shared-docs"]
 # Chunking preset: auto (statutes → legal, Q/A files → faq, else general), general, faq, legal,
 # technical (code-aware, chunks twice as large). A skill sets its own with `doc_type` in SKILL.md.
 preset = "auto"

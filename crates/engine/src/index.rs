@@ -9,10 +9,8 @@ use crate::{Engine, EngineError};
 use skillrag_chunk::ChunkConfig;
 use skillrag_core::{Chunk, Diagnostic};
 use skillrag_embed::{EmbedKind, Embedder};
-use skillrag_load::{
-    list_knowledge_files, load_document_with_warnings, Document, KnowledgeFile, LoadError, LoadOptions,
-};
-use skillrag_skill::{Skill, DEFAULT_KNOWLEDGE};
+use skillrag_load::{load_document_with_warnings, Document, KnowledgeFile, LoadError, LoadOptions};
+use skillrag_skill::Skill;
 use skillrag_store::{EmbeddingCache, FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex, StoreError};
 use std::sync::Arc;
 use std::time::Instant;
@@ -221,7 +219,7 @@ impl Engine {
             diagnostics.push(d);
         };
 
-        let listing = list_knowledge_files(&skill.dir, &skill.knowledge_patterns(), &DEFAULT_KNOWLEDGE);
+        let listing = self.project.knowledge_files(skill);
         for d in listing.diagnostics {
             report_diag(d, diagnostics);
         }

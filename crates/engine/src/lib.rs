@@ -96,6 +96,17 @@ impl Project {
         self.config.state_dir(&self.root)
     }
 
+    /// A skill's knowledge files, with the problems met finding them (links that leave the
+    /// project and its allowed roots, pipes, unreadable folders).
+    pub fn knowledge_files(&self, skill: &skillrag_skill::Skill) -> skillrag_load::Listing {
+        skillrag_load::list_knowledge_files_in(
+            &skill.dir,
+            &skill.knowledge_patterns(),
+            &skillrag_skill::DEFAULT_KNOWLEDGE,
+            &self.config.allowed_roots(&self.root),
+        )
+    }
+
     /// The skills folders that exist.
     pub fn skill_roots(&self) -> Vec<PathBuf> {
         self.config.skill_roots(&self.root).into_iter().filter(|r| r.is_dir()).collect()

@@ -2,8 +2,7 @@
 
 use crate::{Engine, EngineError};
 use serde::Serialize;
-use skillrag_load::list_knowledge_files;
-use skillrag_skill::{Skill, DEFAULT_KNOWLEDGE};
+use skillrag_skill::Skill;
 
 /// Whether a skill's index matches its files and settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,7 +47,7 @@ impl Engine {
     }
 
     pub fn skill_status(&self, skill: &Skill) -> Result<SkillStatus, EngineError> {
-        let listing = list_knowledge_files(&skill.dir, &skill.knowledge_patterns(), &DEFAULT_KNOWLEDGE);
+        let listing = self.project.knowledge_files(skill);
         let index = self.index_of(&skill.id)?;
         let wanted = self.wanted_meta(skill)?;
         let freshness = match &index {

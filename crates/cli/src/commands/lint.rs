@@ -4,8 +4,6 @@ use super::{open_project, print_json};
 use crate::cli::{Cli, LintArgs};
 use anyhow::Result;
 use skillrag_core::Diagnostic;
-use skillrag_load::list_knowledge_files;
-use skillrag_skill::DEFAULT_KNOWLEDGE;
 use std::process::ExitCode;
 
 pub fn lint(cli: &Cli, args: &LintArgs) -> Result<ExitCode> {
@@ -18,7 +16,7 @@ pub fn lint(cli: &Cli, args: &LintArgs) -> Result<ExitCode> {
         discovery.diagnostics.iter().filter(|d| selected(&d.path)).cloned().collect();
     for skill in discovery.skills.iter().filter(|s| selected(&s.dir)) {
         diagnostics.extend(skillrag_skill::advice(skill));
-        let listing = list_knowledge_files(&skill.dir, &skill.knowledge_patterns(), &DEFAULT_KNOWLEDGE);
+        let listing = project.knowledge_files(skill);
         diagnostics.extend(listing.diagnostics);
         if listing.files.is_empty() {
             diagnostics.push(Diagnostic::warning(

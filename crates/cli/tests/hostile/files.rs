@@ -83,8 +83,9 @@ fn symlinks_out_of_the_project_are_skipped_with_a_warning() {
     symlink(outside.path().join("ssh"), k.join("ssh")).unwrap();
     symlink(root.join("skillrag.toml"), k.join("config.txt")).unwrap();
     symlink(root.join(".skillrag"), k.join("state")).unwrap();
-    symlink(k.join("setup.md"), k.join("setup-alias.md")).unwrap(); // inside: followed
-                                                                    // A whole folder linked out (`references -> /usr/share/doc`).
+    // Inside: followed.
+    symlink(k.join("setup.md"), k.join("setup-alias.md")).unwrap();
+    // A whole folder linked out (`references -> /usr/share/doc`).
     symlink(outside.path().join("ssh"), root.join("skills/labor-law/references")).unwrap();
     // A skill whose SKILL.md is someone else's file.
     fs::create_dir_all(root.join("skills/passwd")).unwrap();
@@ -114,6 +115,18 @@ fn symlinks_out_of_the_project_are_skipped_with_a_warning() {
     let (skills, _) = bounded(root, &["skills"]);
     let listed = stdout(&skills);
     assert!(listed.contains("router-faq") && !listed.contains("root:x"), "{listed}");
+
+    // A folder outside that the project allows (`[index] allowed_roots`) is followed; the rest
+    // stays refused.
+    let config = root.join("skillrag.toml");
+    let allowed = format!("[index]\nallowed_roots = [{:?}]\n", outside.path().join("ssh").display().to_string());
+    fs::write(&config, fs::read_to_string(&config).unwrap().replacen("[index]\n", &allowed, 1)).unwrap();
+    let (index, _) = bounded(root, &["index"]);
+    let err = common::stderr(&index);
+    assert_reported(&err, "knowledge/passwd.md", "symlink points outside the project");
+    assert!(!err.lines().any(|l| l.contains("knowledge/ssh") && l.contains("outside")), "{err}");
+    let (search, _) = bounded(root, &["search", "zzqx outside manual", "--skill", "router-faq"]);
+    assert!(stdout(&search).contains("zzqx outside manual"), "{}", stdout(&search));
 }
 
 #[cfg(unix)]
