@@ -224,6 +224,36 @@ fn one_damaged_skill_does_not_break_the_others() {
     assert_eq!(answer["route"]["skills"][0], "router-faq", "{answer}");
     assert!(answer["refusal"].is_null(), "{answer}");
 
+    // The server and MCP skip the damaged skills the same way, and say so in their skill lists.
+    {
+        let server = crate::server::Server::start(dir, "127.0.0.1:0", &[]);
+        let (status, body) = server.post_json("/v1/ask", &[], &serde_json::json!({"query": ROUTER_Q}).to_string());
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer["route"]["skills"][0], "router-faq", "{answer}");
+        let (status, body) = server.send("GET", "/v1/skills", &[], "");
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("damaged") && body.contains("tea-brewing"), "{body}");
+    }
+    let mcp = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "ask", "arguments": {"query": ROUTER_Q}}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_skills", "arguments": {}}}),
+    ];
+    let input: String = mcp.iter().map(|m| format!("{m}\n")).collect();
+    let (answers, out) = common::json_lines(skillrag(dir, &["mcp"]), &input);
+    let by_id = |id: u64| answers.iter().find(|a| a["id"] == id).map(|a| a["result"].to_string()).unwrap_or_default();
+    assert!(
+        by_id(2).contains("router-faq") && !by_id(2).contains("\"isError\":true"),
+        "{}\n{}",
+        by_id(2),
+        stderr(&out)
+    );
+    assert!(by_id(3).contains("damaged"), "{}", by_id(3));
+
     // And one rebuild repairs both.
     run(dir, &["index", "--rebuild"]);
     let result = json(dir, &["search", LABOR_Q]);

@@ -17,14 +17,14 @@ const EVIL: &str = "http://evil.example";
 const GOOD_TOKEN: &str = "3c9e1f7a5b2d8046e1a97c3f5d0b2e84a6c1f9d3e7b5a0c2d4f6e8a1b3c5d7f9";
 
 /// A running `skillrag serve`, killed on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     /// `127.0.0.1:PORT`, also when bound to 0.0.0.0.
     addr: String,
 }
 
 impl Server {
-    fn start(dir: &Path, bind: &str, env: &[(&str, &str)]) -> Server {
+    pub(crate) fn start(dir: &Path, bind: &str, env: &[(&str, &str)]) -> Server {
         let mut cmd = skillrag(dir, &["serve", "--addr", bind]);
         cmd.envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("start skillrag serve");
@@ -51,7 +51,7 @@ impl Server {
 
     /// One request written byte for byte (`Host` given in `headers` or the server's address),
     /// answered as (status, body).
-    fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    pub(crate) fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
         let mut s = self.connect();
         let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -69,7 +69,7 @@ impl Server {
         (status, body)
     }
 
-    fn post_json(&self, path: &str, extra: &[(&str, &str)], body: &str) -> (u16, String) {
+    pub(crate) fn post_json(&self, path: &str, extra: &[(&str, &str)], body: &str) -> (u16, String) {
         let mut headers = vec![("Content-Type", "application/json")];
         headers.extend_from_slice(extra);
         self.send("POST", path, &headers, body)
