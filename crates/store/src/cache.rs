@@ -57,9 +57,12 @@ pub struct CacheCheck {
     pub records: usize,
     /// Records whose checksum fails or whose values are not finite.
     pub damaged: usize,
-    /// Why the whole file is unusable (unknown header, another format version), if it is.
+    /// Why the whole file is unusable (an unknown header), if it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// Written by an older skillrag, without checksums: not damage, and started over by the next
+    /// `skillrag index` with its model.
+    pub outdated: bool,
 }
 
 impl CacheCheck {
@@ -106,11 +109,11 @@ impl EmbeddingCache {
         let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, e))?;
         let mut check = CacheCheck { file: path.display().to_string(), ..CacheCheck::default() };
         let Some(dim) = header_dim(&bytes) else {
-            check.unreadable = Some(if bytes.starts_with(b"SKRGEMB") {
-                "written by an older skillrag (no checksums); it is rebuilt on the next `skillrag index`".into()
+            if bytes.starts_with(b"SKRGEMB") {
+                check.outdated = true;
             } else {
-                "not an embedding cache (unknown header)".into()
-            });
+                check.unreadable = Some("not an embedding cache (unknown header)".into());
+            }
             return Ok(check);
         };
         for record in bytes[HEADER..].chunks_exact(record_len(dim)) {
@@ -332,9 +335,12 @@ mod tests {
         std::fs::write(tmp.path().join("m.bin"), &file).unwrap();
         let cache = EmbeddingCache::open(tmp.path(), "m", 2).unwrap();
         assert_eq!((cache.len(), cache.dropped()), (0, 1));
-        // A version-1 file is started over.
+        // A version-1 file is outdated, not damaged (doctor finds no problem), and started over.
         std::fs::write(tmp.path().join("m.bin"), b"SKRGEMB1\x02\0\0\0").unwrap();
-        assert!(EmbeddingCache::check_file(&tmp.path().join("m.bin")).unwrap().unreadable.is_some());
+        let check = EmbeddingCache::check_file(&tmp.path().join("m.bin")).unwrap();
+        assert!(check.outdated && check.is_ok(), "{check:?}");
+        std::fs::write(tmp.path().join("x.bin"), b"something else").unwrap();
+        assert!(EmbeddingCache::check_file(&tmp.path().join("x.bin")).unwrap().unreadable.is_some());
         assert!(EmbeddingCache::open(tmp.path(), "m", 2).unwrap().is_empty());
         assert!(!tmp.path().join("m.bin").exists());
     }

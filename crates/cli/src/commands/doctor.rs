@@ -52,6 +52,9 @@ fn print(report: &DoctorReport) {
     for c in &report.cache {
         let state = match (&c.unreadable, c.damaged) {
             (Some(why), _) => why.clone(),
+            (None, _) if c.outdated => {
+                "written by an older skillrag (no checksums); started over by the next `skillrag index`".into()
+            }
             (None, 0) => "ok".into(),
             (None, n) => format!("{n} damaged record(s)"),
         };
