@@ -27,6 +27,16 @@ pub struct SkillHealth {
     /// What `doctor --repair` does about it (or the command that does).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repair: Option<String>,
+    /// What earlier repairs moved aside (never served, never deleted by skillrag) and its size:
+    /// the user's to inspect and delete.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<SetAside>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SetAside {
+    pub path: String,
+    pub bytes: u64,
 }
 
 impl SkillHealth {
@@ -68,6 +78,12 @@ impl Engine {
                 ms: 0.0,
                 problem: None,
                 repair: None,
+                set_aside: self
+                    .store()
+                    .set_aside(&skill.id)
+                    .into_iter()
+                    .map(|(path, bytes)| SetAside { path: path.display().to_string(), bytes })
+                    .collect(),
             };
             let rebuild =
                 format!("rebuild it from its knowledge files (`skillrag index --skill {} --rebuild`)", skill.id);

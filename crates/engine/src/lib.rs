@@ -13,7 +13,7 @@ pub mod watch;
 
 pub use backends::{open_generator, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VAR, RERANK_API_KEY_VAR};
 pub use config::Config;
-pub use doctor::{CacheFileReport, DoctorReport, SkillHealth};
+pub use doctor::{CacheFileReport, DoctorReport, SetAside, SkillHealth};
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};

@@ -456,7 +456,12 @@ fn damaged_vectors_are_reported_by_doctor_and_rebuilt_by_index() {
     assert_eq!(skill.generation, Some(2));
     assert!(skill.repaired[0].contains("moved gen-00000001 aside"), "{skill:?}");
     assert!(!generation.exists());
-    assert_eq!(e.doctor().unwrap().problems, 0);
+    let after = e.doctor().unwrap();
+    assert_eq!(after.problems, 0);
+    // The damaged generation is listed for the user to delete, with its size.
+    let set_aside = &after.skills[0].set_aside;
+    assert_eq!(set_aside.len(), 1, "{after:?}");
+    assert!(set_aside[0].path.contains("gen-00000001.corrupt-") && set_aside[0].bytes > 0, "{set_aside:?}");
     assert_eq!(top_source(&e, "good", "how to reset the router").as_deref(), Some("knowledge/faq.md"));
 }
 

@@ -28,6 +28,7 @@ pub use manifest::{FileEntry, IndexMeta, Manifest, FORMAT_VERSION};
 pub use postgres::{is_postgres_url, redact, PgSkillIndex, PoolOptions, PostgresStore, SCHEMA_VERSION};
 
 use skillrag_core::{Chunk, ChunkId};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +149,12 @@ pub trait Store: Send + Sync {
     /// `CURRENT`, a file where a folder belongs), one line per thing moved. Nothing by default.
     fn repair(&self, _skill: &str) -> Result<Vec<String>, StoreError> {
         Ok(Vec::new())
+    }
+
+    /// What earlier repairs moved aside for a skill (`gen-N.corrupt-TIME`…) and left for the
+    /// user to inspect and delete, with its size in bytes. Nothing by default.
+    fn set_aside(&self, _skill: &str) -> Vec<(PathBuf, u64)> {
+        Vec::new()
     }
 }
 

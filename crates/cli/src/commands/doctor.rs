@@ -63,6 +63,13 @@ fn print(report: &DoctorReport) {
     for line in &report.repaired {
         println!("repaired: {line}");
     }
+    let set_aside: Vec<_> = report.skills.iter().flat_map(|s| &s.set_aside).collect();
+    if !set_aside.is_empty() {
+        println!("set aside by earlier repairs (never served; delete them once you no longer need them):");
+        for a in set_aside {
+            println!("  {} ({})", a.path, human_bytes(a.bytes));
+        }
+    }
 }
 
 fn summary(report: &DoctorReport, repaired: bool) {

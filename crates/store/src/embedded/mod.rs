@@ -106,9 +106,12 @@ fn current_generation(skill_dir: &Path) -> Result<Option<String>, StoreError> {
 
 /// Renames `path` to `<path>.corrupt-<unix time>` (never over an earlier one) and returns the
 /// new path: kept for a look, never read again (the name is not a generation's).
+/// What [`move_aside`] puts between a name and the time: `gen-00000003.corrupt-1764000000`.
+const CORRUPT_MARK: &str = ".corrupt-";
+
 fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let base = format!("{}.corrupt-{now}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let base = format!("{}{CORRUPT_MARK}{now}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
     let mut target = path.with_file_name(&base);
     let mut n = 1;
     while target.symlink_metadata().is_ok() {
@@ -117,6 +120,17 @@ fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
     }
     std::fs::rename(path, &target).map_err(|e| StoreError::io(path, e))?;
     Ok(target)
+}
+
+/// Bytes of the files under `path` (or of `path` itself), not following links.
+fn bytes_under(path: &Path) -> u64 {
+    match path.symlink_metadata() {
+        Ok(m) if m.is_dir() => {
+            std::fs::read_dir(path).map(|entries| entries.flatten().map(|e| bytes_under(&e.path())).sum()).unwrap_or(0)
+        }
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
 }
 
 /// Takes the one writer's lock of a skill (a folder in the lock file's place is moved aside).
@@ -245,6 +259,18 @@ impl Store for EmbeddedStore {
             }
         }
         Ok(Some(check))
+    }
+
+    fn set_aside(&self, skill: &str) -> Vec<(PathBuf, u64)> {
+        let Ok(dir) = self.skill_dir(skill) else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+        let mut found: Vec<(PathBuf, u64)> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(CORRUPT_MARK))
+            .map(|e| (e.path(), bytes_under(&e.path())))
+            .collect();
+        found.sort();
+        found
     }
 
     fn repair(&self, skill: &str) -> Result<Vec<String>, StoreError> {
