@@ -236,6 +236,7 @@ struct Fields {
     boundary: Vec<String>,
     instructions: Option<String>,
     settings: SkillSettings,
+    chunk_overlap_line: usize,
 }
 
 /// Reads the YAML frontmatter into `fields`. Returns whether lenient top-level extras were used;
@@ -314,6 +315,14 @@ fn read_frontmatter(
                 lenient = true;
                 diags.push(Diagnostic::warning(file, Some(line), format!("unknown top-level key `{other}` ignored")));
             }
+        }
+    }
+    // Checked once both are read, whatever their order: the same rule as the chunker's.
+    if let (Some(size), Some(overlap)) = (fields.settings.chunk_size, fields.settings.chunk_overlap) {
+        if overlap * 2 > size {
+            let message = format!("`chunk_overlap` ({overlap}) must be at most half of `chunk_size` ({size}); ignored");
+            diags.push(Diagnostic::warning(file, Some(fields.chunk_overlap_line), message));
+            fields.settings.chunk_overlap = None;
         }
     }
     Ok(lenient)
@@ -398,22 +407,11 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
         }
         "top_k" => fields.settings.top_k = number(diags),
         "chunk_size" => {
-            let size = number(diags);
-            fields.settings.chunk_size = match size {
+            fields.settings.chunk_size = match number(diags) {
                 Some(n) if n < MIN_CHUNK_SIZE => {
                     let message =
                         format!("`chunk_size` must be at least {MIN_CHUNK_SIZE} characters, got {n}; ignored");
                     diags.push(Diagnostic::warning(file, Some(line), message));
-                    None
-                }
-                Some(n) if fields.settings.chunk_overlap.is_some_and(|o| o * 2 > n) => {
-                    diags.push(overlap_too_large(
-                        file,
-                        line,
-                        n,
-                        fields.settings.chunk_overlap.unwrap_or(0),
-                        "chunk_size",
-                    ));
                     None
                 }
                 other => other,
@@ -422,16 +420,7 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
         "chunk_overlap" => {
             let s = scalar(value).unwrap_or_default();
             match s.trim().parse::<usize>() {
-                Ok(n) if fields.settings.chunk_size.is_some_and(|size| n * 2 > size) => {
-                    diags.push(overlap_too_large(
-                        file,
-                        line,
-                        fields.settings.chunk_size.unwrap_or(0),
-                        n,
-                        "chunk_overlap",
-                    ));
-                }
-                Ok(n) => fields.settings.chunk_overlap = Some(n),
+                Ok(n) => (fields.settings.chunk_overlap, fields.chunk_overlap_line) = (Some(n), line),
                 Err(_) => diags.push(Diagnostic::warning(
                     file,
                     Some(line),
@@ -464,16 +453,6 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
         }
         _ => {}
     }
-}
-
-/// The warning for a chunk overlap of more than half the chunk size; `ignored` names the key
-/// that is dropped (the later of the two).
-fn overlap_too_large(file: &Path, line: usize, size: usize, overlap: usize, ignored: &str) -> Diagnostic {
-    Diagnostic::warning(
-        file,
-        Some(line),
-        format!("`chunk_overlap` ({overlap}) must be at most half of `chunk_size` ({size}); `{ignored}` ignored"),
-    )
 }
 
 /// Splits a comma-separated list of paths or globs, keeping commas inside `{a,b}` braces.

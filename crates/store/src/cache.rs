@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Version 2 ends each record with a checksum; version 1 files are dropped and rebuilt.
+/// Version 2 ends each record with a checksum; version 1 files (no checksums) are migrated.
 const MAGIC: &[u8; 8] = b"SKRGEMB2";
+const MAGIC_V1: &[u8; 8] = b"SKRGEMB1";
 const HEADER: usize = MAGIC.len() + 4;
 const SUM: usize = 8;
 type Key = [u8; 16];
@@ -60,8 +61,8 @@ pub struct CacheCheck {
     /// Why the whole file is unusable (an unknown header), if it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
-    /// Written by an older skillrag, without checksums: not damage, and started over by the next
-    /// `skillrag index` with its model.
+    /// Written by an older skillrag, without checksums: not damage; the next `skillrag index`
+    /// with its model migrates it (plausible records kept, with checksums).
     pub outdated: bool,
 }
 
@@ -149,6 +150,10 @@ impl EmbeddingCache {
     }
 
     fn load(&mut self, bytes: &[u8]) {
+        if bytes.starts_with(MAGIC_V1) {
+            self.migrate_v1(bytes);
+            return;
+        }
         if header_dim(bytes) != Some(self.dim) {
             // Unreadable, of an older format or from another dimension: start over (it is only a cache).
             let _ = std::fs::remove_file(&self.path);
@@ -181,6 +186,40 @@ impl EmbeddingCache {
                 let _ = std::fs::remove_file(&self.path);
                 self.entries.clear();
             }
+        }
+    }
+
+    /// Reads a version-1 file (records without checksums) and rewrites it as version 2, so an
+    /// upgrade re-embeds nothing. With no checksum to go by, a record is kept only when it looks
+    /// like what a model writes: finite, a unit-length vector, a visibility in [0, 1].
+    fn migrate_v1(&mut self, bytes: &[u8]) {
+        let dim_ok = bytes.len() >= HEADER
+            && u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize == self.dim;
+        let v1_len = 16 + 4 + 4 * self.dim;
+        let mut file = MAGIC.to_vec();
+        file.extend_from_slice(&(self.dim as u32).to_le_bytes());
+        if dim_ok {
+            for record in bytes[HEADER..].chunks_exact(v1_len) {
+                let floats: Vec<f32> =
+                    record[16..].chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+                let norm = floats[1..].iter().map(|x| x * x).sum::<f32>().sqrt();
+                let plausible = floats.iter().all(|x| x.is_finite())
+                    && (0.0..=1.0).contains(&floats[0])
+                    && (0.9..=1.1).contains(&norm);
+                if !plausible {
+                    self.dropped += 1;
+                    continue;
+                }
+                let mut key = [0u8; 16];
+                key.copy_from_slice(&record[..16]);
+                file.extend_from_slice(record);
+                file.extend_from_slice(&record_sum(record));
+                self.entries.insert(key, (floats[0], floats[1..].to_vec()));
+            }
+        }
+        if !dim_ok || self.replace_file(&file).is_err() {
+            let _ = std::fs::remove_file(&self.path);
+            self.entries.clear();
         }
     }
 
@@ -335,13 +374,24 @@ mod tests {
         std::fs::write(tmp.path().join("m.bin"), &file).unwrap();
         let cache = EmbeddingCache::open(tmp.path(), "m", 2).unwrap();
         assert_eq!((cache.len(), cache.dropped()), (0, 1));
-        // A version-1 file is outdated, not damaged (doctor finds no problem), and started over.
-        std::fs::write(tmp.path().join("m.bin"), b"SKRGEMB1\x02\0\0\0").unwrap();
+        // A version-1 file is outdated, not damaged (doctor finds no problem), and migrated:
+        // plausible records are kept with checksums, the rest dropped and counted.
+        let mut v1 = b"SKRGEMB1\x02\0\0\0".to_vec();
+        for (text, visibility, vector) in [("ok", 1.0f32, [0.6f32, 0.8]), ("flipped", 1.0, [3.96e28, 0.0])] {
+            v1.extend_from_slice(&EmbeddingCache::key(text));
+            for x in [visibility, vector[0], vector[1]] {
+                v1.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        std::fs::write(tmp.path().join("m.bin"), &v1).unwrap();
         let check = EmbeddingCache::check_file(&tmp.path().join("m.bin")).unwrap();
         assert!(check.outdated && check.is_ok(), "{check:?}");
         std::fs::write(tmp.path().join("x.bin"), b"something else").unwrap();
         assert!(EmbeddingCache::check_file(&tmp.path().join("x.bin")).unwrap().unreadable.is_some());
-        assert!(EmbeddingCache::open(tmp.path(), "m", 2).unwrap().is_empty());
-        assert!(!tmp.path().join("m.bin").exists());
+        let migrated = EmbeddingCache::open(tmp.path(), "m", 2).unwrap();
+        assert_eq!((migrated.len(), migrated.dropped()), (1, 1));
+        assert_eq!(migrated.get("ok"), Some((vec![0.6, 0.8], 1.0)));
+        let check = EmbeddingCache::check_file(&tmp.path().join("m.bin")).unwrap();
+        assert!(!check.outdated && check.records == 1 && check.damaged == 0, "{check:?}");
     }
 }

@@ -53,7 +53,7 @@ fn print(report: &DoctorReport) {
         let state = match (&c.unreadable, c.damaged) {
             (Some(why), _) => why.clone(),
             (None, _) if c.outdated => {
-                "written by an older skillrag (no checksums); started over by the next `skillrag index`".into()
+                "written by an older skillrag (no checksums); the next `skillrag index` migrates it".into()
             }
             (None, 0) => "ok".into(),
             (None, n) => format!("{n} damaged record(s)"),

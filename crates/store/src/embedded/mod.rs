@@ -174,18 +174,6 @@ fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn dir_size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_size(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
-}
-
 impl Store for EmbeddedStore {
     fn open(&self, skill: &str) -> Result<Option<Arc<dyn SkillIndex>>, StoreError> {
         let dir = self.readable_skill_dir(skill)?;
@@ -309,7 +297,7 @@ impl Store for EmbeddedStore {
     fn size_on_disk(&self, skill: &str) -> Option<u64> {
         let dir = self.skill_dir(skill).ok()?;
         let generation = current_generation(&dir).ok()??;
-        Some(dir_size(&dir.join(generation)))
+        Some(bytes_under(&dir.join(generation)))
     }
 }
 
