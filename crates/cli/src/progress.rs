@@ -80,6 +80,10 @@ impl Progress for Bars {
                 r.files_changed, r.files_unchanged, r.files_deleted, r.chunks_new, r.embedded, r.cache_hits
             ),
         };
+        let what = match r.vectorless {
+            0 => what,
+            n => format!("{what}; {n} without a vector (the embedding model cannot see them: BM25 only)"),
+        };
         self.println(&format!("{:>20} {} files, {} chunks — {what} ({:.1} s)", r.skill, r.files, r.chunks, r.seconds));
     }
 

@@ -7,6 +7,7 @@ on_both_stores!(
     quick_start_on_the_bundled_example,
     filters_and_modes,
     incremental_index_and_model_change,
+    passages_the_model_cannot_see_are_not_embedded,
     killed_index_leaves_previous_generation_searchable,
 );
 
@@ -117,6 +118,54 @@ fn incremental_index_and_model_change(backend: Backend) {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("rebuilding, embedding model changed"), "{err}");
     assert_eq!(err.matches("no embedding model configured").count(), 1, "said once: {err}");
+}
+
+/// all-MiniLM-L6-v2 sees almost none of a Chinese passage: such passages are stored without a
+/// vector, never sent to the model, and the reports say how many and why. Lowering the
+/// threshold is a settings change that embeds them.
+fn passages_the_model_cannot_see_are_not_embedded(backend: Backend) {
+    let tmp = demo_on(backend);
+    let dir = tmp.path();
+    let report = json(dir, &["index"]);
+    let skill = |report: &Value, id: &str| {
+        report["skills"].as_array().unwrap().iter().find(|s| s["skill"] == id).cloned().unwrap()
+    };
+    let labor = skill(&report, "labor-law");
+    let (chunks, vectorless) = (labor["chunks"].as_u64().unwrap(), labor["vectorless"].as_u64().unwrap());
+    assert!(vectorless * 2 > chunks, "most of a Chinese skill: {labor}");
+    assert_eq!(labor["embedded"].as_u64(), Some(chunks - vectorless), "{labor}");
+    let faq = skill(&report, "router-faq");
+    assert_eq!(faq["vectorless"], 0, "{faq}");
+    assert!(faq["embedded"].as_u64().unwrap() > 0);
+
+    let listed = json(dir, &["skills"]);
+    let listed_labor = listed.as_array().unwrap().iter().find(|s| s["skill"] == "labor-law").unwrap();
+    assert_eq!(listed_labor["vectorless"].as_u64(), Some(vectorless));
+    let out = run(dir, &["skills"]);
+    assert!(stderr(&out).contains("have no vector (the embedding model cannot see them"), "{}", stderr(&out));
+    let sources = json(dir, &["sources", "labor-law"]);
+    let per_document: u64 = sources.as_array().unwrap().iter().map(|s| s["vectorless"].as_u64().unwrap()).sum();
+    assert_eq!(per_document, vectorless, "{sources}");
+    // BM25 still finds them.
+    let hits = json(dir, &["search", "试用期", "--skill", "labor-law"]);
+    assert!(!hits["hits"].as_array().unwrap().is_empty(), "{hits}");
+
+    // Wanting vectors for them is a settings change: stale with the reason, then embedded.
+    let lowered = |args: &[&str]| {
+        let mut cmd = skillrag(dir, args);
+        cmd.env("SKILLRAG_RETRIEVAL_MIN_VISIBILITY", "0");
+        cmd.output().unwrap()
+    };
+    let out = lowered(&["skills", "--json"]);
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reason = listed.as_array().unwrap().iter().find(|s| s["skill"] == "labor-law").unwrap()["index"].to_string();
+    assert!(reason.contains("min_visibility was lowered"), "{reason}");
+    let out = lowered(&["index", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let labor = skill(&report, "labor-law");
+    assert_eq!((labor["vectorless"].as_u64(), labor["embedded"].as_u64()), (Some(0), Some(vectorless)), "{labor}");
+    assert_eq!(skill(&report, "router-faq")["embedded"], 0, "its vectors came from the cache");
 }
 
 #[test]

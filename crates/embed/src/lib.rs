@@ -62,10 +62,12 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     fn embed(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<Embedding>, EmbedError>;
 
-    /// How much of each text the model can see (see [`Embedding::visibility`]). The default embeds;
-    /// models with a tokenizer answer from tokenization alone, which is far cheaper.
-    fn visibility(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<f32>, EmbedError> {
-        Ok(self.embed(texts, kind)?.into_iter().map(|e| e.visibility).collect())
+    /// How much of each text the model can see (see [`Embedding::visibility`]), without
+    /// embedding it: indexing asks first, to skip what the model cannot see. A model with a
+    /// tokenizer counts unknown tokens; one without (a remote API) is assumed to see everything,
+    /// the default — answering by embedding would double the work it is meant to save.
+    fn visibility(&self, texts: &[&str], _kind: EmbedKind) -> Result<Vec<f32>, EmbedError> {
+        Ok(vec![1.0; texts.len()])
     }
 
     /// Convenience for a single query.

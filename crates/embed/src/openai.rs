@@ -184,11 +184,6 @@ impl Embedder for OpenAiEmbedder {
         self.dim
     }
 
-    /// A remote model is assumed to see all text.
-    fn visibility(&self, texts: &[&str], _kind: EmbedKind) -> Result<Vec<f32>, EmbedError> {
-        Ok(vec![1.0; texts.len()])
-    }
-
     fn embed(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<Embedding>, EmbedError> {
         let (prefix, _) = self.config.for_kind(kind);
         let prefixed: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();

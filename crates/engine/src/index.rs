@@ -37,6 +37,9 @@ pub struct SkillReport {
     /// Chunks embedded by the model in this run (the rest came from the cache or were kept).
     pub embedded: usize,
     pub cache_hits: usize,
+    /// Chunks of the skill stored without a vector: the model sees less of them than
+    /// `retrieval.min_visibility`, so no dense search would ever use one.
+    pub vectorless: usize,
     /// Why the skill was rebuilt from scratch, if it was.
     pub rebuilt: Option<String>,
     /// What was moved aside because it was damaged (a generation, `CURRENT`…), one line each.
@@ -196,7 +199,11 @@ impl Engine {
             None => (None, 0),
         };
         let fingerprint = format!("{};{}", self.chunk_config(skill)?.fingerprint(), self.chunking.fingerprint());
-        Ok(IndexMeta::new(&skill.id, model_id, dim, fingerprint))
+        let mut meta = IndexMeta::new(&skill.id, model_id, dim, fingerprint);
+        if meta.model_id.is_some() {
+            meta.min_visibility = self.project.config.retrieval.min_visibility;
+        }
+        Ok(meta)
     }
 
     fn index_skill(
@@ -313,6 +320,7 @@ impl Engine {
         let up_to_date = incremental.is_some() && changed.is_empty() && report.files_deleted == 0;
         if up_to_date {
             report.chunks = incremental.map_or(0, |p| p.len());
+            report.vectorless = incremental.map_or(0, |p| p.meta().vectorless);
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -351,6 +359,7 @@ impl Engine {
                     tier: skillrag_core::Tier::from_source_path(&doc.source),
                     encoding: doc.encoding.to_string(),
                     questions: doc.faq.iter().map(|p| p.question.clone()).collect(),
+                    vectorless: 0,
                 },
             );
             new_chunks.extend(chunks);
@@ -358,6 +367,7 @@ impl Engine {
         report.chunks_new = new_chunks.len();
 
         // Embed (cache first), then write the generation.
+        let min_visibility = wanted.min_visibility;
         let mut writer = self.store.begin(&skill.id, wanted)?;
         for source in &keep {
             report.chunks += writer.keep(source)?;
@@ -370,13 +380,28 @@ impl Engine {
                 writer.add(chunks.collect())?;
             }
             Some(embedder) => {
-                progress.embed_started(&skill.id, new_chunks.len());
                 let texts: Vec<String> = new_chunks.iter().map(Chunk::indexed_text).collect();
                 let mut vectors: Vec<Option<(Vec<f32>, f32)>> =
                     texts.iter().map(|t| cache.as_ref().and_then(|c| c.get(t))).collect();
                 report.cache_hits = vectors.iter().filter(|v| v.is_some()).count();
-                progress.embedded(&skill.id, report.cache_hits);
                 let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+                // What the model cannot see is never searched densely (retrieval drops a dense
+                // signal below `min_visibility`): tokenizing tells, and is far cheaper than
+                // embedding. Those passages are stored without a vector.
+                let mut unseen: Vec<Option<f32>> = vec![None; texts.len()];
+                if min_visibility > 0.0 {
+                    for group in missing.chunks(batch) {
+                        let batch_texts: Vec<&str> = group.iter().map(|&i| texts[i].as_str()).collect();
+                        let seen = embedder.visibility(&batch_texts, EmbedKind::Passage)?;
+                        for (&i, visibility) in group.iter().zip(seen) {
+                            unseen[i] = (visibility < min_visibility).then_some(visibility);
+                        }
+                    }
+                }
+                let missing: Vec<usize> = missing.into_iter().filter(|&i| unseen[i].is_none()).collect();
+                report.vectorless = unseen.iter().filter(|v| v.is_some()).count();
+                progress.embed_started(&skill.id, report.cache_hits + missing.len());
+                progress.embedded(&skill.id, report.cache_hits);
                 for group in missing.chunks(batch) {
                     let batch_texts: Vec<&str> = group.iter().map(|&i| texts[i].as_str()).collect();
                     let embedded = embedder.embed(&batch_texts, EmbedKind::Passage)?;
@@ -395,17 +420,28 @@ impl Engine {
                 }
                 let chunks: Vec<NewChunk> = new_chunks
                     .into_iter()
-                    .zip(vectors)
-                    .map(|(chunk, v)| {
-                        let (vector, visibility) = v.unwrap_or_default();
-                        NewChunk { chunk, vector: Some(vector), visibility }
+                    .zip(vectors.into_iter().zip(unseen))
+                    .map(|(chunk, stored)| match stored {
+                        (_, Some(visibility)) => NewChunk { chunk, vector: None, visibility },
+                        // A cached passage below the threshold is stored as one never embedded.
+                        (Some((_, visibility)), None) if visibility < min_visibility => {
+                            NewChunk { chunk, vector: None, visibility }
+                        }
+                        (Some((vector, visibility)), None) => NewChunk { chunk, vector: Some(vector), visibility },
+                        (None, None) => NewChunk { chunk, vector: None, visibility: 0.0 },
                     })
                     .collect();
+                for c in chunks.iter().filter(|c| c.vector.is_none()) {
+                    if let Some(entry) = manifest.files.get_mut(&c.chunk.source) {
+                        entry.vectorless += 1;
+                    }
+                }
                 report.chunks += chunks.len();
                 writer.add(chunks)?;
             }
         }
         let meta = writer.commit(manifest)?;
+        report.vectorless = meta.vectorless;
         report.generation = Some(meta.generation);
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)

@@ -24,6 +24,8 @@ pub struct SkillStatus {
     pub examples: usize,
     pub files: usize,
     pub chunks: usize,
+    /// Chunks stored without a vector: the embedding model cannot see them.
+    pub vectorless: usize,
     pub generation: Option<u64>,
     pub size_bytes: Option<u64>,
     pub index: Freshness,
@@ -35,6 +37,8 @@ pub struct SourceInfo {
     pub source: String,
     pub title: String,
     pub chunks: usize,
+    /// Of its chunks, those stored without a vector (the embedding model cannot see them).
+    pub vectorless: usize,
     pub doc_type: String,
     pub tier: String,
     pub size: u64,
@@ -94,6 +98,7 @@ impl Engine {
             examples: skill.examples.len(),
             files: listing.files.len(),
             chunks: index.as_ref().map_or(0, |i| i.len()),
+            vectorless: index.as_ref().map_or(0, |i| i.meta().vectorless),
             generation: index.as_ref().map(|i| i.meta().generation),
             size_bytes: self.store.size_on_disk(&skill.id),
             index: freshness,
@@ -117,6 +122,7 @@ impl Engine {
                 source: source.clone(),
                 title: f.title.clone(),
                 chunks: f.chunks,
+                vectorless: f.vectorless,
                 doc_type: f.doc_type.to_string(),
                 tier: f.tier.to_string(),
                 size: f.size,

@@ -100,6 +100,53 @@ fn indexes_and_searches_both_languages() {
     assert_eq!(hit.ranks.bm25, Some(1));
 }
 
+/// An embedder that cannot see Chinese, like all-MiniLM-L6-v2: it says so from "tokenizing".
+struct BlindToChinese(Arc<CountingEmbedder>);
+
+impl Embedder for BlindToChinese {
+    fn model_id(&self) -> &str {
+        self.0.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn embed(&self, texts: &[&str], kind: EmbedKind) -> Result<Vec<Embedding>, EmbedError> {
+        self.0.embed(texts, kind)
+    }
+    fn visibility(&self, texts: &[&str], _kind: EmbedKind) -> Result<Vec<f32>, EmbedError> {
+        let seen = |t: &str| {
+            let letters: Vec<char> = t.chars().filter(|c| c.is_alphanumeric()).collect();
+            letters.iter().filter(|c| c.is_ascii()).count() as f32 / letters.len().max(1) as f32
+        };
+        Ok(texts.iter().map(|t| seen(t)).collect())
+    }
+}
+
+#[test]
+fn passages_the_model_cannot_see_are_stored_without_a_vector() {
+    let tmp = project();
+    let counting = CountingEmbedder::new("m1");
+    let e = engine(tmp.path(), None).with_embedder(Arc::new(BlindToChinese(counting.clone())));
+    let r = index(&e);
+    let s = &r.skills[0];
+    assert_eq!((s.chunks, s.embedded, s.vectorless), (2, 1, 1), "{s:?}");
+    assert_eq!(counting.calls.load(Ordering::SeqCst), 1, "the Chinese passage never reached the model");
+    let sources = e.sources("good").unwrap();
+    let law = sources.iter().find(|d| d.source == "knowledge/law.md").unwrap();
+    assert_eq!((law.chunks, law.vectorless), (1, 1));
+    assert_eq!(e.skill_status(&e.skills()[0]).unwrap().vectorless, 1);
+    // Found by BM25; the dense list holds only what has a vector.
+    assert_eq!(top_source(&e, "good", "书面劳动合同").as_deref(), Some("knowledge/law.md"));
+    let dense = SearchOptions { mode: skillrag_store::hybrid::Mode::Dense, ..Default::default() };
+    let hits = e.search("劳动合同", &dense).unwrap().hits;
+    assert!(hits.iter().all(|h| h.source == "knowledge/faq.md"), "{hits:?}");
+    // Nothing changed: nothing is asked of the model again (the searches embedded their queries).
+    let before = counting.calls.load(Ordering::SeqCst);
+    let again = index(&e);
+    assert_eq!((again.skills[0].generation, again.skills[0].vectorless), (None, 1));
+    assert_eq!(counting.calls.load(Ordering::SeqCst), before);
+}
+
 #[test]
 fn incremental_runs_touch_only_what_changed() {
     let tmp = project();

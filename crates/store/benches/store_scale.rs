@@ -119,6 +119,7 @@ fn manifest(chunks: usize) -> Manifest {
                 tier: Tier::References,
                 encoding: "UTF-8".into(),
                 questions: vec![],
+                vectorless: 0,
             },
         );
     }

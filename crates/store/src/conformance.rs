@@ -16,6 +16,7 @@ macro_rules! conformance_tests {
             incremental_generation_keeps_changes_and_deletes,
             abandoned_writer_leaves_current_generation_serving,
             changed_settings_start_fresh,
+            passages_the_model_cannot_see_have_no_vector,
             one_writer_at_a_time,
             import_keeps_ids,
             remove_forgets_a_skill,
@@ -71,6 +72,7 @@ pub fn manifest(sources: &[(&str, DocType)]) -> Manifest {
                 tier: Tier::References,
                 encoding: "UTF-8".into(),
                 questions: vec![],
+                vectorless: 0,
             },
         );
     }
@@ -152,7 +154,7 @@ pub fn incremental_generation_keeps_changes_and_deletes(store: &dyn Store) {
     assert!(b[0].text.contains("seven"));
     assert_eq!(sources(after.as_ref(), "incubation"), vec!["b.md"], "old b.md chunk must be gone");
     assert!(sources(after.as_ref(), "password").is_empty(), "deleted file must be gone");
-    assert!(after.vector(b[0].id).is_some());
+    assert!(after.vector(b[0].id).and_then(|(v, _)| v).is_some());
     // The old generation object still answers from its own files.
     assert_eq!(sources(before.as_ref(), "password"), vec!["faq.md"]);
 }
@@ -187,6 +189,34 @@ pub fn changed_settings_start_fresh(store: &dyn Store) {
     assert!(index.chunks_of("a.md")[0].id >= 3, "ids are never reused");
 }
 
+/// A passage the model could not see is stored without a vector: searched lexically, never
+/// densely, counted in the mean visibility and in `vectorless`, and kept or copied as it is.
+pub fn passages_the_model_cannot_see_have_no_vector(store: &dyn Store) {
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    let unseen = NewChunk { chunk: chunk("zh.md", 0, "劳动合同 unseen passage"), vector: None, visibility: 0.2 };
+    w.add(vec![new("a.md", 0, "a seen passage", [1.0, 0.0]), unseen]).unwrap();
+    let m = w.commit(manifest(&[("a.md", DocType::General), ("zh.md", DocType::General)])).unwrap();
+    assert_eq!(m.vectorless, 1);
+    let index = store.open("s").unwrap().unwrap();
+    assert_eq!(index.len(), 2);
+    assert!((index.mean_visibility().unwrap() - 0.6).abs() < 1e-6, "the unseen passage counts");
+    let dense: Vec<_> = index.dense(&[0.0, 1.0], 5, &Filter::none()).unwrap();
+    let zh = index.chunks_of("zh.md")[0].id;
+    assert_eq!(dense.len(), 1, "only the passage with a vector is searched densely");
+    assert_ne!(dense[0].id, zh);
+    assert_eq!(sources(index.as_ref(), "劳动合同"), vec!["zh.md"], "still found lexically");
+    assert_eq!(index.vector(zh), Some((None, 0.2)));
+    assert_eq!(index.meta().vectorless, 1);
+    // Kept into the next generation, and exported, as it is.
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    w.keep("zh.md").unwrap();
+    let m = w.commit(manifest(&[("zh.md", DocType::General)])).unwrap();
+    assert_eq!(m.vectorless, 1);
+    let index = store.open("s").unwrap().unwrap();
+    let exported = index.export("zh.md").unwrap();
+    assert_eq!((exported[0].vector.clone(), exported[0].visibility), (None, 0.2));
+}
+
 pub fn one_writer_at_a_time(store: &dyn Store) {
     let _w = store.begin("s", meta(None)).unwrap();
     assert!(matches!(store.begin("s", meta(None)), Err(StoreError::Locked(_))));
@@ -204,7 +234,7 @@ pub fn import_keeps_ids(store: &dyn Store) {
     let index = store.open("s").unwrap().unwrap();
     assert_eq!(index.chunk(41).unwrap().source, "a.md");
     assert_eq!(index.chunk(7).unwrap().source, "b.md");
-    assert_eq!(index.vector(7).unwrap().0, vec![0.0, 1.0]);
+    assert_eq!(index.vector(7).unwrap().0, Some(vec![0.0, 1.0]));
     // The sequence continues after the largest imported id.
     let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
     w.keep("a.md").unwrap();

@@ -178,8 +178,10 @@ pub trait SkillIndex: Send + Sync {
 
     fn chunk(&self, id: ChunkId) -> Option<Chunk>;
 
-    /// The stored vector of a chunk and the share of its text the model could see.
-    fn vector(&self, id: ChunkId) -> Option<(Vec<f32>, f32)>;
+    /// The stored vector of a chunk (`None` for a passage stored without one, which the model
+    /// could not see) and the share of its text the model could see. `None` for an unknown
+    /// chunk or an index without vectors.
+    fn vector(&self, id: ChunkId) -> Option<(Option<Vec<f32>>, f32)>;
 
     /// Mean visibility of the stored passages to the embedding model (`None` without vectors).
     fn mean_visibility(&self) -> Option<f32>;
@@ -195,7 +197,7 @@ pub trait SkillIndex: Send + Sync {
             .into_iter()
             .map(|chunk| {
                 let (vector, visibility) = match self.vector(chunk.id) {
-                    Some((v, vis)) => (Some(v), vis),
+                    Some(stored) => stored,
                     None if has_vectors => {
                         return Err(StoreError::Corrupt {
                             skill: self.meta().skill.clone(),

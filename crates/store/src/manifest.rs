@@ -27,6 +27,13 @@ pub struct IndexMeta {
     pub chunks: usize,
     #[serde(default)]
     pub next_chunk_id: u64,
+    /// Passages the model sees less of than this share were stored without a vector (they are
+    /// never searched densely, so embedding them was wasted work); 0 = every passage embedded.
+    #[serde(default)]
+    pub min_visibility: f32,
+    /// How many of the generation's chunks have no vector (set on commit).
+    #[serde(default)]
+    pub vectorless: usize,
 }
 
 impl IndexMeta {
@@ -42,17 +49,18 @@ impl IndexMeta {
             created_at: 0,
             chunks: 0,
             next_chunk_id: 0,
+            min_visibility: 0.0,
+            vectorless: 0,
         }
     }
 
-    /// The vector a new chunk brings, checked against this index: required with a model, of
-    /// the model's dimension; ignored in a lexical-only index.
+    /// The vector a new chunk brings, checked against this index: of the model's dimension, or
+    /// none for a passage the model cannot see; ignored in a lexical-only index.
     pub(crate) fn checked_vector(&self, vector: Option<Vec<f32>>) -> Result<Option<Vec<f32>>, crate::StoreError> {
         match (vector, self.model_id.is_some()) {
             (Some(v), true) if v.len() == self.dim => Ok(Some(v)),
             (Some(v), true) => Err(crate::StoreError::Dimension { expected: self.dim, got: v.len() }),
-            (None, true) => Err(crate::StoreError::Invalid("this index stores vectors; the chunk has none".into())),
-            (_, false) => Ok(None),
+            (_, _) => Ok(None),
         }
     }
 
@@ -83,6 +91,14 @@ impl IndexMeta {
         if self.chunking != wanted.chunking {
             return Some(format!("chunking settings changed ({} → {})", self.chunking, wanted.chunking));
         }
+        // Passages below the old threshold have no vector, and the new one wants some of them.
+        // (A lower stored threshold holds every vector the new one needs.)
+        if self.model_id.is_some() && self.min_visibility > wanted.min_visibility + 1e-6 {
+            return Some(format!(
+                "retrieval.min_visibility was lowered ({} → {}): passages stored without a vector now need one",
+                self.min_visibility, wanted.min_visibility
+            ));
+        }
         None
     }
 }
@@ -101,6 +117,13 @@ pub struct FileEntry {
     /// The questions of a FAQ file (routing examples when the skill opts in).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<String>,
+    /// Of its chunks, those stored without a vector (the embedding model cannot see them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub vectorless: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The files a generation was built from, by source path.

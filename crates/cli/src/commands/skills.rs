@@ -42,6 +42,12 @@ pub fn skills(cli: &Cli) -> Result<ExitCode> {
         ]);
     }
     table.print();
+    for s in status.iter().filter(|s| s.vectorless > 0) {
+        eprintln!(
+            "note: {}: {} of {} chunks have no vector (the embedding model cannot see them; BM25 finds them)",
+            s.skill, s.vectorless, s.chunks
+        );
+    }
     for s in &status {
         if let Freshness::Damaged(reason) = &s.index {
             eprintln!("warning: {reason}; the other skills keep answering");
@@ -61,7 +67,10 @@ pub fn sources(cli: &Cli, args: &SourcesArgs) -> Result<ExitCode> {
     for s in &sources {
         table.row(vec![
             s.source.clone(),
-            s.chunks.to_string(),
+            match s.vectorless {
+                0 => s.chunks.to_string(),
+                n => format!("{} ({n} no vector)", s.chunks),
+            },
             s.doc_type.clone(),
             s.tier.clone(),
             human_bytes(s.size),
@@ -71,6 +80,11 @@ pub fn sources(cli: &Cli, args: &SourcesArgs) -> Result<ExitCode> {
     }
     table.print();
     let chunks: usize = sources.iter().map(|s| s.chunks).sum();
-    eprintln!("{} document(s), {chunks} chunk(s)", sources.len());
+    let vectorless: usize = sources.iter().map(|s| s.vectorless).sum();
+    let without = match vectorless {
+        0 => String::new(),
+        n => format!(", {n} without a vector (the embedding model cannot see them; BM25 finds them)"),
+    };
+    eprintln!("{} document(s), {chunks} chunk(s){without}", sources.len());
     Ok(ExitCode::SUCCESS)
 }

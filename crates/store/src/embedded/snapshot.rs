@@ -157,10 +157,10 @@ impl SkillIndex for EmbeddedSkillIndex {
         self.row_of.get(&id).map(|&i| self.chunks[i].clone())
     }
 
-    fn vector(&self, id: ChunkId) -> Option<(Vec<f32>, f32)> {
+    fn vector(&self, id: ChunkId) -> Option<(Option<Vec<f32>>, f32)> {
         let v = self.vectors.as_ref()?;
         let &i = self.row_of.get(&id)?;
-        Some((v.row(i).to_vec(), v.visibility[i]))
+        Some((v.has_vector(i).then(|| v.row(i).to_vec()), v.visibility[i]))
     }
 
     fn mean_visibility(&self) -> Option<f32> {

@@ -8,7 +8,9 @@ use skillrag_core::ChunkId;
 use std::io::Write;
 use std::path::Path;
 
-/// Row-major matrix of L2-normalized vectors, row `i` belonging to chunk `ids[i]`.
+/// Row-major matrix of L2-normalized vectors, row `i` belonging to chunk `ids[i]`. A row of
+/// zeros is a passage stored without a vector (the model could not see it): it is never a
+/// real embedding, which has unit length, and the scan leaves it out.
 #[derive(Debug, Default)]
 pub struct Vectors {
     pub dim: usize,
@@ -23,6 +25,16 @@ impl Vectors {
 
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Whether row `i` holds a vector (not the zeros of a passage stored without one).
+    pub fn has_vector(&self, i: usize) -> bool {
+        self.row(i).iter().any(|&x| x != 0.0)
+    }
+
+    /// Rows without a vector.
+    pub fn vectorless(&self) -> usize {
+        (0..self.rows()).filter(|&i| !self.has_vector(i)).count()
     }
 
     /// Parses `vectors.f32` and `visibility.f32`. Non-finite values are refused: no model
@@ -60,8 +72,10 @@ impl Vectors {
             return Err(StoreError::Dimension { expected: self.dim, got: query.len() });
         }
         let dot = dot_fn();
-        let mut scored: Vec<(f32, usize)> =
-            (0..self.rows()).filter(|&i| allowed(i)).map(|i| (dot(self.row(i), query), i)).collect();
+        let mut scored: Vec<(f32, usize)> = (0..self.rows())
+            .filter(|&i| allowed(i) && self.has_vector(i))
+            .map(|i| (dot(self.row(i), query), i))
+            .collect();
         let limit = limit.min(scored.len());
         if limit == 0 {
             return Ok(Vec::new());

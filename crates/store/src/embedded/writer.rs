@@ -110,8 +110,13 @@ impl EmbeddedWriter {
             if self.kept.contains(&chunk.source) {
                 return Err(StoreError::Invalid(format!("`{}` was kept and cannot also be added", chunk.source)));
             }
-            if let Some(v) = self.meta.checked_vector(new.vector)? {
-                self.vectors.data.extend_from_slice(&v);
+            if self.meta.model_id.is_some() {
+                // A passage the model cannot see keeps its row, as zeros: rows stay aligned
+                // with chunks, and a zero row is never a real (unit-length) embedding.
+                match self.meta.checked_vector(new.vector)? {
+                    Some(v) => self.vectors.data.extend_from_slice(&v),
+                    None => self.vectors.data.extend(std::iter::repeat_n(0.0, self.meta.dim)),
+                }
                 self.vectors.visibility.push(new.visibility);
             }
             // A changed file's old chunks leave the continued BM25 index before its new ones arrive
@@ -216,6 +221,7 @@ impl IndexWriter for EmbeddedWriter {
             vectors.write(&gen_dir.join(VECTORS), &gen_dir.join(VISIBILITY))?;
         }
         meta.chunks = chunks.len();
+        meta.vectorless = if meta.model_id.is_some() { vectors.vectorless() } else { 0 };
         meta.created_at =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         write_json(&gen_dir.join("manifest.json"), &manifest)?;

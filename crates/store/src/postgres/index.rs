@@ -266,12 +266,13 @@ impl SkillIndex for PgSkillIndex {
         self.chunks_where("skill = $1 AND id = $2 AND {visible}", &[&self.skill, &id]).ok()?.pop()
     }
 
-    fn vector(&self, id: ChunkId) -> Option<(Vec<f32>, f32)> {
+    fn vector(&self, id: ChunkId) -> Option<(Option<Vec<f32>>, f32)> {
+        self.meta.model_id.as_ref()?;
         let id = i64::try_from(id).ok()?;
         let sql = self.sql("SELECT embedding, visibility FROM {t} WHERE skill = $1 AND id = $2 AND {visible}");
         let row = self.conn().ok()?.query_opt(&sql, &[&self.skill, &id]).ok()??;
         let vector: Option<Vector> = row.get(0);
-        Some((vector?.to_vec(), row.get::<_, Option<f32>>(1).unwrap_or(1.0)))
+        Some((vector.map(|v| v.to_vec()), row.get::<_, Option<f32>>(1).unwrap_or(0.0)))
     }
 
     fn mean_visibility(&self) -> Option<f32> {

@@ -269,7 +269,8 @@ impl IndexWriter for PgWriter {
             .client
             .query_one(
                 &format!(
-                    "SELECT count(*), coalesce(sum(tokens), 0)::bigint, avg(visibility)::real FROM {} WHERE {}",
+                    "SELECT count(*), coalesce(sum(tokens), 0)::bigint, avg(visibility)::real,
+                     count(*) FILTER (WHERE embedding IS NULL AND visibility IS NOT NULL) FROM {} WHERE {}",
                     self.table,
                     visible_in(g)
                 ),
@@ -278,6 +279,7 @@ impl IndexWriter for PgWriter {
             .map_err(err)?;
         let (count, tokens, mean_visibility): (i64, i64, Option<f32>) = (stats.get(0), stats.get(1), stats.get(2));
         self.meta.chunks = count.max(0) as usize;
+        self.meta.vectorless = stats.get::<_, i64>(3).max(0) as usize;
         self.meta.created_at =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         let meta_json = serde_json::to_value(&self.meta).map_err(|e| StoreError::Invalid(e.to_string()))?;
