@@ -23,8 +23,10 @@ peer_python="${PEER_PYTHON:-bench/peer/.venv/bin/python}"
 model="$(./scripts/setup-model)"
 cargo build --release --locked -q
 bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# Kept after the run (raw reports and timings), replaced by the next one.
+work="$PWD/target/bench-state/index"
+rm -rf "$work"
+mkdir -p "$work"
 cp -r "$bench/skills" "$work/skills"
 chmod -R u+w "$work/skills"
 mkdir -p "$work/english/skills"
@@ -59,7 +61,8 @@ measure english "$work/english" "$model" "$bin"
 measure cold "$work" "$model" "$bin"
 size_model=$(du -sb "$work/.skillrag/index" | cut -f1)
 cache_size=$(du -sb "$work/.skillrag/cache" | cut -f1)
-one=$(find "$work/skills" -path '*/knowledge/*.md' | sort | head -n 1)
+# (awk reads the whole list: `head` would close the pipe early, and pipefail would fail the run.)
+one=$(find "$work/skills" -path '*/knowledge/*.md' | sort | awk 'NR == 1')
 printf '\n\n（基准测试追加的一句话，用于测量增量索引。）\n' >> "$one"
 measure incremental "$work" "$model" "$bin"
 measure unchanged "$work" "$model" "$bin"
