@@ -21,7 +21,10 @@ import numpy as np
 
 def features(c, cands, leads):
     others = [x for x in cands if x["skill"] != c["skill"]]
-    lead = lambda key, f=lambda x: x[key]: (f(c) - max(f(x) for x in others)) if others else 0.0
+    def lead(key, value=None):
+        value = value or (lambda x: x[key])
+        return value(c) - max(value(x) for x in others) if others else 0.0
+
     dense, kd = c["dense"], c["knowledge_dense"]
     row = [1 - 0.5 ** len(c["keyword_hits"]), c["profile"], dense or 0.0, float(dense is not None),
            c["specificity"], c["knowledge"], kd or 0.0, float(kd is not None), float(c["language_match"]),
