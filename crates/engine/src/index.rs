@@ -399,7 +399,6 @@ impl Engine {
                     }
                 }
                 let missing: Vec<usize> = missing.into_iter().filter(|&i| unseen[i].is_none()).collect();
-                report.vectorless = unseen.iter().filter(|v| v.is_some()).count();
                 progress.embed_started(&skill.id, report.cache_hits + missing.len());
                 progress.embedded(&skill.id, report.cache_hits);
                 for group in missing.chunks(batch) {

@@ -189,8 +189,11 @@ fn damaged_text_is_decoded_and_only_real_binaries_are_called_binary() {
     let root = project.path();
     let k = root.join("skills/router-faq/knowledge");
     let zh = "固件升级说明：升级过程中请勿断电，完成后路由器会自动重启，指示灯变为蓝色。";
-    let mut bad = format!("# 坏字节 zzqxbadbyte\n\n{zh}\n").into_bytes();
-    bad.insert(20, 0xFF);
+    let heading = "# 坏字节 zzqxbadbyte\n\n";
+    let mut bad = format!("{heading}{zh}\n").into_bytes();
+    // After the first Chinese character: the marker word stays whole, so BM25 can find it (the
+    // file's Chinese text has no vector: MiniLM cannot see it).
+    bad.insert(heading.len() + 3, 0xFF);
     fs::write(k.join("bad-byte.md"), &bad).unwrap();
     // `zh` in GBK, as a Chinese archive pasted into a UTF-8 file would hold it.
     let gbk: &[u8] = b"\xb9\xcc\xbc\xfe\xc9\xfd\xbc\xb6\xcb\xb5\xc3\xf7\xa3\xba\xc9\xfd\xbc\xb6\xb9\xfd\xb3\xcc\xd6\xd0\xc7\xeb\xce\xf0\xb6\xcf\xb5\xe7\xa3\xac\xcd\xea\xb3\xc9\xba\xf3\xc2\xb7\xd3\xc9\xc6\xf7\xbb\xe1\xd7\xd4\xb6\xaf\xd6\xd8\xc6\xf4\xa3\xac\xd6\xb8\xca\xbe\xb5\xc6\xb1\xe4\xce\xaa\xc0\xb6\xc9\xab\xa1\xa3";
