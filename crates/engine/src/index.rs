@@ -388,13 +388,16 @@ impl Engine {
                 // What the model cannot see is never searched densely (retrieval drops a dense
                 // signal below `min_visibility`): tokenizing tells, and is far cheaper than
                 // embedding. Those passages are stored without a vector.
-                let mut unseen: Vec<Option<f32>> = vec![None; texts.len()];
+                // (A cached passage below the threshold is stored as one never embedded.)
+                let unseen_share = |visibility: f32| (visibility < min_visibility).then_some(visibility);
+                let mut unseen: Vec<Option<f32>> =
+                    vectors.iter().map(|v| v.as_ref().and_then(|&(_, visibility)| unseen_share(visibility))).collect();
                 if min_visibility > 0.0 {
                     for group in missing.chunks(batch) {
                         let batch_texts: Vec<&str> = group.iter().map(|&i| texts[i].as_str()).collect();
                         let seen = embedder.visibility(&batch_texts, EmbedKind::Passage)?;
                         for (&i, visibility) in group.iter().zip(seen) {
-                            unseen[i] = (visibility < min_visibility).then_some(visibility);
+                            unseen[i] = unseen_share(visibility);
                         }
                     }
                 }
@@ -422,10 +425,6 @@ impl Engine {
                     .zip(vectors.into_iter().zip(unseen))
                     .map(|(chunk, stored)| match stored {
                         (_, Some(visibility)) => NewChunk { chunk, vector: None, visibility },
-                        // A cached passage below the threshold is stored as one never embedded.
-                        (Some((_, visibility)), None) if visibility < min_visibility => {
-                            NewChunk { chunk, vector: None, visibility }
-                        }
                         (Some((vector, visibility)), None) => NewChunk { chunk, vector: Some(vector), visibility },
                         (None, None) => NewChunk { chunk, vector: None, visibility: 0.0 },
                     })
