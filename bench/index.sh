@@ -8,6 +8,8 @@
 #   - an English-only skill (ENGLISH_SKILL, default coronavirus-research: every passage visible
 #     to MiniLM), cold, by both;
 #   - BASE_BIN (a skillrag binary of another commit), when set, on the same cold runs: before/after;
+#   - the embedding backends: the default (`auto`: ONNX Runtime, scripts/setup-onnx) against candle
+#     and the int8 graph, on the English skill (and int8 on the whole benchmark);
 #   - 300 small skills (bench/many_skills.py), BM25 only: the fixed cost per skill;
 #   - the release binary's size.
 # chunks/s = chunks produced / wall time of the whole process (model load and imports included),
@@ -20,7 +22,7 @@ bench="$(cd "${1:-../shared/bench/dev}" && pwd)"
 name="$(basename "$bench")"
 english="${ENGLISH_SKILL:-coronavirus-research}"
 peer_python="${PEER_PYTHON:-bench/peer/.venv/bin/python}"
-model="$(./scripts/setup-model)"
+model="$(./scripts/setup-onnx)"
 cargo build --release --locked -q
 bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag"
 # Kept after the run (raw reports and timings), replaced by the next one.
@@ -33,10 +35,11 @@ mkdir -p "$work/english/skills"
 cp -r "$bench/skills/$english" "$work/english/skills/"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# measure LABEL PROJECT MODEL BIN: one `skillrag index --json`, timed.
+# measure LABEL PROJECT MODEL BIN [VAR=VALUE…]: one `skillrag index --json`, timed.
 measure() {
   local label="$1" project="$2" m="$3" b="$4"
-  SKILLRAG_EMBED_MODEL="$m" /usr/bin/time -f '%e %M' -o "$work/$label.time" "$b" -C "$project" index --json \
+  shift 4
+  env "$@" SKILLRAG_EMBED_MODEL="$m" /usr/bin/time -f '%e %M' -o "$work/$label.time" "$b" -C "$project" index --json \
     > "$work/$label.json" 2> "$work/$label.err"
 }
 # peer LABEL BENCH_DIR: the seed pipeline's indexing, timed.
@@ -57,6 +60,12 @@ else
   echo "no peer venv at $peer_python: the seed pipeline is left out" >&2
 fi
 measure english "$work/english" "$model" "$bin"
+rm -rf "$work/english/.skillrag"
+measure english_candle "$work/english" "$model" "$bin" SKILLRAG_EMBED_BACKEND=candle
+rm -rf "$work/english/.skillrag"
+measure english_int8 "$work/english" "$model" "$bin" SKILLRAG_EMBED_ONNX_GRAPH=onnx/model_qint8.onnx
+measure cold_int8 "$work" "$model" "$bin" SKILLRAG_EMBED_ONNX_GRAPH=onnx/model_qint8.onnx
+rm -rf "$work/.skillrag"
 # With the model: cold (no index, no embedding cache), then one changed file, then nothing.
 measure cold "$work" "$model" "$bin"
 size_model=$(du -sb "$work/.skillrag/index" | cut -f1)
@@ -119,7 +128,10 @@ rows = [
     (f"`{name}` cold", "skillrag (this tree)", cold),
     (f"`{name}` cold", "skillrag (BASE_BIN)", ours("base_cold")),
     (f"`{name}` cold", "seed pipeline", peer("peer_cold")),
+    (f"`{name}` cold", "skillrag, int8 graph", ours("cold_int8")),
     (f"`{english}` only, cold", "skillrag (this tree)", english_run),
+    (f"`{english}` only, cold", "skillrag, candle backend", ours("english_candle")),
+    (f"`{english}` only, cold", "skillrag, int8 graph", ours("english_int8")),
     (f"`{english}` only, cold", "skillrag (BASE_BIN)", ours("base_english")),
     (f"`{english}` only, cold", "seed pipeline", peer("peer_english")),
     (f"`{name}`, one file changed", "skillrag (this tree)", ours("incremental")),
@@ -133,6 +145,7 @@ for label, system, r in rows:
     print(f"| {label} | {system} | {r['secs']:.1f} | {r['chunks']} | {cell(r['embedded'])} | {cell(r['vectorless'])} "
           f"| {rate(r):.1f} | {r['rss']:.0f} |")
 print()
+print("Rows marked \"this tree\" use the default backend (`auto`: ONNX Runtime with the f32 graph).\n")
 for label, ours_label, peer_label in [(f"`{name}`", "cold", "peer_cold"), (f"`{english}` only", "english", "peer_english")]:
     a, p = ours(ours_label), peer(peer_label)
     if p:
@@ -140,6 +153,14 @@ for label, ours_label, peer_label in [(f"`{name}`", "cold", "peer_cold"), (f"`{e
     b = ours("base_" + ours_label)
     if b:
         print(f"- {label}: chunks/s {rate(a) / rate(b):.2f}× BASE_BIN's ({base_bin}).")
+for label, variant in [("candle backend", "english_candle"), ("int8 graph", "english_int8")]:
+    v, p = ours(variant), peer("peer_english")
+    if v:
+        print(f"- `{english}` only, {label}: chunks/s {rate(v) / rate(english_run):.2f}× the default's"
+              + (f", {rate(v) / rate(p):.2f}× the seed pipeline's" if p else "") + f"; peak RSS {v['rss']:.0f} MB.")
+v, p = ours("cold_int8"), peer("peer_cold")
+if v and p:
+    print(f"- `{name}`, int8 graph: chunks/s {rate(v) / rate(p):.2f}× the seed pipeline's; peak RSS {v['rss'] / p['rss']:.2f}× its.")
 print(f"\nIndex size on disk: {int(size_model)/1e6:.1f} MB with vectors, {int(size_bm25)/1e6:.1f} MB BM25 only; "
       f"embedding cache {int(cache_size)/1e6:.1f} MB. Release binary: {int(binary_size)/1e6:.1f} MB.")
 PY

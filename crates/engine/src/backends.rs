@@ -5,7 +5,10 @@
 
 use crate::config::Config;
 use crate::{EngineError, ModelIdentity, Project};
-use skillrag_embed::{BertEmbedder, EmbedError, Embedder, HttpConfig, ModelDir, OpenAiEmbedConfig, OpenAiEmbedder};
+use skillrag_embed::{
+    installed_onnxruntime, onnx_model_id, BertEmbedder, EmbedError, Embedder, HttpConfig, ModelDir, OnnxEmbedder,
+    OnnxFiles, OpenAiEmbedConfig, OpenAiEmbedder,
+};
 use skillrag_generate::gguf::{GgufGenerator, GgufOptions};
 use skillrag_generate::openai::{OpenAiConfig, OpenAiGenerator};
 use skillrag_generate::{GenerateError, Generator};
@@ -56,7 +59,11 @@ pub(crate) fn identify_embedder(project: &Project) -> Result<Option<IdentifiedMo
     let dir = ModelDir::open(&path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())?;
     let dim =
         dir.dim().ok_or_else(|| EngineError::Invalid(format!("{}: config.json has no hidden_size", path.display())))?;
-    Ok(Some(IdentifiedModel { identity: ModelIdentity { id: dir.model_id()?, dim, path }, probed: None }))
+    let id = match local_backend(&project.config, &project.root, &path)? {
+        LocalBackend::Candle => dir.model_id()?,
+        LocalBackend::Onnx(files) => onnx_model_id(&dir, &files.graph)?,
+    };
+    Ok(Some(IdentifiedModel { identity: ModelIdentity { id, dim, path }, probed: None }))
 }
 
 /// Loads the embedding model `model` identifies (see [`identify_embedder`]).
@@ -65,7 +72,44 @@ pub(crate) fn open_embedder(project: &Project, model: &ModelIdentity) -> Result<
         return Ok(Arc::new(OpenAiEmbedder::new(remote, Some(model.dim))?));
     }
     let c = &project.config.embed;
-    Ok(Arc::new(BertEmbedder::open(&model.path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())?))
+    let (query, passage) = (c.query_prefix.as_deref(), c.passage_prefix.as_deref());
+    // Resolved once already when the model was identified; an error here is that same one.
+    let backend =
+        local_backend(&project.config, &project.root, &model.path).map_err(|e| EmbedError::Backend(e.to_string()))?;
+    Ok(match backend {
+        LocalBackend::Candle => Arc::new(BertEmbedder::open(&model.path, query, passage)?),
+        LocalBackend::Onnx(files) => Arc::new(OnnxEmbedder::open(&model.path, &files, query, passage)?),
+    })
+}
+
+/// What runs a local model's forward pass (`[embed] backend`).
+enum LocalBackend {
+    Candle,
+    Onnx(OnnxFiles),
+}
+
+/// Resolves `[embed] backend`: `auto` takes ONNX Runtime when its library and the model's
+/// graph are both on disk (same vectors, faster: bench/results/index-dev.md), candle otherwise.
+fn local_backend(config: &Config, root: &Path, model: &Path) -> Result<LocalBackend, EngineError> {
+    let c = &config.embed;
+    let graph = model.join(c.onnx_graph.trim()); // an absolute path replaces the folder
+    let runtime = if !c.onnx_runtime.trim().is_empty() {
+        root.join(c.onnx_runtime.trim())
+    } else if let Some(path) = std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
+        PathBuf::from(path)
+    } else {
+        installed_onnxruntime().unwrap_or_else(|| PathBuf::from("libonnxruntime.so"))
+    };
+    let onnx = || LocalBackend::Onnx(OnnxFiles { graph: graph.clone(), runtime: runtime.clone() });
+    match c.backend.trim() {
+        "candle" => Ok(LocalBackend::Candle),
+        "onnx" => Ok(onnx()),
+        "auto" | "" if graph.is_file() && runtime.is_file() => Ok(onnx()),
+        "auto" | "" => Ok(LocalBackend::Candle),
+        other => Err(EngineError::Invalid(format!(
+            "[embed] backend = `{other}` is not supported: use auto, candle or onnx (SKILLRAG_EMBED_BACKEND)"
+        ))),
+    }
 }
 
 /// The embeddings API client settings, when `[embed] base_url` is set.
@@ -200,4 +244,38 @@ pub fn open_generator(project: &Project) -> Result<Option<Arc<dyn Generator>>, G
         seed: 0,
     };
     Ok(Some(Arc::new(GgufGenerator::open(&path, options)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backend(config: &Config, model: &Path) -> Result<&'static str, EngineError> {
+        Ok(match local_backend(config, model, model)? {
+            LocalBackend::Candle => "candle",
+            LocalBackend::Onnx(_) => "onnx",
+        })
+    }
+
+    #[test]
+    fn auto_takes_onnx_runtime_only_when_library_and_graph_are_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runtime = tmp.path().join("libonnxruntime.so");
+        let mut config = Config::default();
+        config.embed.onnx_runtime = runtime.display().to_string();
+        assert_eq!(backend(&config, tmp.path()).unwrap(), "candle", "neither is there");
+        std::fs::write(&runtime, b"").unwrap();
+        assert_eq!(backend(&config, tmp.path()).unwrap(), "candle", "no graph");
+        std::fs::create_dir_all(tmp.path().join("onnx")).unwrap();
+        std::fs::write(tmp.path().join("onnx/model.onnx"), b"").unwrap();
+        assert_eq!(backend(&config, tmp.path()).unwrap(), "onnx");
+        config.embed.backend = "candle".into();
+        assert_eq!(backend(&config, tmp.path()).unwrap(), "candle", "asked for");
+        std::fs::remove_file(&runtime).unwrap();
+        config.embed.backend = "onnx".into();
+        assert_eq!(backend(&config, tmp.path()).unwrap(), "onnx", "asked for: opening it says what is missing");
+        config.embed.backend = "tensorflow".into();
+        let e = backend(&config, tmp.path()).unwrap_err().to_string();
+        assert!(e.contains("`tensorflow` is not supported: use auto, candle or onnx"), "{e}");
+    }
 }

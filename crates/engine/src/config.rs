@@ -224,6 +224,17 @@ pub struct EmbedConfig {
     pub timeout_secs: u64,
     /// Further API attempts after a connection failure, a timeout, 429 or 5xx.
     pub retries: u32,
+    /// What runs a local model's forward pass: `candle` (in the binary, needs nothing),
+    /// `onnx` (ONNX Runtime, `scripts/setup-onnx`), or `auto` (the default): ONNX Runtime when
+    /// the library and the model's graph are installed (it is faster, with the same vectors),
+    /// candle otherwise.
+    pub backend: String,
+    /// The ONNX graph, relative to the model folder (or absolute): `onnx/model.onnx` (f32) or
+    /// `onnx/model_qint8.onnx` (int8 weights; faster, vectors within cosine 0.99).
+    pub onnx_graph: String,
+    /// The ONNX Runtime library (`libonnxruntime.so`); empty = `ORT_DYLIB_PATH`, else the one
+    /// `scripts/setup-onnx` installs.
+    pub onnx_runtime: String,
 }
 
 /// The optional rerank stage after fusion (docs/design.md §4.5): a local cross-encoder folder
@@ -383,6 +394,9 @@ impl Default for EmbedConfig {
             batch: 32,
             timeout_secs: 30,
             retries: 2,
+            backend: "auto".into(),
+            onnx_graph: skillrag_embed::ONNX_GRAPH.into(),
+            onnx_runtime: String::new(),
         }
     }
 }
@@ -659,6 +673,11 @@ faq_examples = false     # questions of FAQ files (csv/tsv/json/jsonl) become ro
 model = "{model}"
 # query_prefix = "query: "      # override the model's own prompts (e5, bge)
 # passage_prefix = "passage: "
+# What runs the model: "candle" (built in), "onnx" (ONNX Runtime, `scripts/setup-onnx`), or
+# "auto": ONNX Runtime when it and the model's graph are installed, candle otherwise.
+backend = "auto"         # env SKILLRAG_EMBED_BACKEND
+onnx_graph = "onnx/model.onnx"   # in the model folder; "onnx/model_qint8.onnx" = int8, faster
+onnx_runtime = ""        # libonnxruntime.so; "" = ORT_DYLIB_PATH, else scripts/setup-onnx's
 # Or an OpenAI-compatible /v1/embeddings API (OpenAI, DashScope, Ollama, vLLM, TEI, llama.cpp;
 # docs/rerank.md): `model` is then the API's model name, the key only from the environment
 # (SKILLRAG_EMBED_API_KEY). Changing server or model asks for a re-index.
