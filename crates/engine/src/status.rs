@@ -75,8 +75,10 @@ impl Engine {
                             }
                         }
                     }
+                    let listed: std::collections::HashSet<&str> =
+                        listing.files.iter().map(|f| f.source.as_str()).collect();
                     for source in manifest.files.keys() {
-                        if !listing.files.iter().any(|f| &f.source == source) {
+                        if !listed.contains(source.as_str()) {
                             changes.push(format!("{source} was deleted"));
                         }
                     }

@@ -83,3 +83,49 @@ fn a_pdf_content_bomb_is_refused_quickly_and_the_rest_is_indexed() {
     assert!(router["chunks"].as_u64().unwrap() > 0, "the other files are indexed: {router}");
     eprintln!("a 50 MB content bomb ({} KB) refused; index took {took:?}", bomb.len() / 1024);
 }
+
+#[test]
+fn a_huge_file_a_single_5_mb_line_and_20000_tiny_files_are_refused_or_indexed() {
+    let project = demo();
+    // A 50 MB text file: over `index.max_file_mb`, refused by name before it is read.
+    let paragraph = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.\n\n";
+    let huge = paragraph.repeat(50 * 1024 * 1024 / paragraph.len() + 1);
+    std::fs::write(project.path().join("skills/router-faq/knowledge/huge.txt"), huge).unwrap();
+    // A skill of one 5 MB line (no paragraph or sentence break to split at) and 20 000 tiny files.
+    let skill = project.path().join("skills/sizes");
+    std::fs::create_dir_all(skill.join("knowledge/tiny")).unwrap();
+    std::fs::write(skill.join("SKILL.md"), "---\nname: sizes\ndescription: Files of hostile sizes.\n---\n# sizes\n")
+        .unwrap();
+    let words: String = (0..5 * 1024 * 1024 / 8).map(|i| format!("w{:05} ", i % 99_991)).collect();
+    std::fs::write(skill.join("knowledge/one-line.txt"), format!("{words}zebracorn")).unwrap();
+    for i in 0..20_000 {
+        std::fs::write(skill.join(format!("knowledge/tiny/note-{i:05}.md")), format!("# Note {i}\n\nquokka{i}\n")).unwrap();
+    }
+    // BM25 only: what is measured here is loading, chunking and writing (bench/index.sh times
+    // the model on such files).
+    let started = Instant::now();
+    let out = skillrag(project.path(), &["index", "--json"]).env("SKILLRAG_EMBED_MODEL", "none").output().unwrap();
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(180), "took {took:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let refusal = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"].as_str().is_some_and(|p| p.ends_with("knowledge/huge.txt")))
+        .unwrap_or_else(|| panic!("the refusal names the file: {}", report["diagnostics"]));
+    assert!(refusal["message"].as_str().unwrap().contains("max_file_mb"), "{refusal}");
+    let sizes = report["skills"].as_array().unwrap().iter().find(|s| s["skill"] == "sizes").unwrap();
+    assert_eq!(sizes["files"], 20_001, "{sizes}");
+    assert!(sizes["chunks"].as_u64().unwrap() > 20_000 + 1_000, "the line is split too: {sizes}");
+    for (query, file) in [("zebracorn", "one-line.txt"), ("quokka12345", "note-12345.md")] {
+        let out = skillrag(project.path(), &["search", query, "--skill", "sizes", "--json"])
+            .env("SKILLRAG_EMBED_MODEL", "none")
+            .output()
+            .unwrap();
+        let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(result["hits"][0]["source"].as_str().unwrap_or("").ends_with(file), "{query}: {result}");
+    }
+    eprintln!("50 MB file refused; 5 MB line + 20 000 files indexed in {took:?}");
+}
