@@ -99,7 +99,8 @@ fn a_huge_file_a_single_5_mb_line_and_20000_tiny_files_are_refused_or_indexed() 
     let words: String = (0..5 * 1024 * 1024 / 8).map(|i| format!("w{:05} ", i % 99_991)).collect();
     std::fs::write(skill.join("knowledge/one-line.txt"), format!("{words}zebracorn")).unwrap();
     for i in 0..20_000 {
-        std::fs::write(skill.join(format!("knowledge/tiny/note-{i:05}.md")), format!("# Note {i}\n\nquokka{i}\n")).unwrap();
+        std::fs::write(skill.join(format!("knowledge/tiny/note-{i:05}.md")), format!("# Note {i}\n\nquokka{i}\n"))
+            .unwrap();
     }
     // BM25 only: what is measured here is loading, chunking and writing (bench/index.sh times
     // the model on such files).

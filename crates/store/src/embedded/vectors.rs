@@ -5,8 +5,6 @@
 use crate::dense::dot_fn;
 use crate::{Scored, StoreError};
 use skillrag_core::ChunkId;
-use std::io::Write;
-use std::path::Path;
 
 /// Row-major matrix of L2-normalized vectors, row `i` belonging to chunk `ids[i]`. A row of
 /// zeros is a passage stored without a vector (the model could not see it): it is never a
@@ -32,11 +30,6 @@ impl Vectors {
         self.row(i).iter().any(|&x| x != 0.0)
     }
 
-    /// Rows without a vector.
-    pub fn vectorless(&self) -> usize {
-        (0..self.rows()).filter(|&i| !self.has_vector(i)).count()
-    }
-
     /// Parses `vectors.f32` and `visibility.f32`. Non-finite values are refused: no model
     /// writes them, and one would poison every score it takes part in.
     pub fn from_bytes(data: &[u8], visibility: &[u8], dim: usize) -> Result<Vectors, StoreError> {
@@ -53,11 +46,6 @@ impl Vectors {
             return Err(StoreError::Invalid(format!("vectors.f32 holds a non-finite value (float {i})")));
         }
         Ok(Vectors { dim, data, visibility })
-    }
-
-    pub fn write(&self, path: &Path, visibility_path: &Path) -> Result<(), StoreError> {
-        write_f32s(path, &self.data)?;
-        write_f32s(visibility_path, &self.visibility)
     }
 
     /// Top `limit` rows by dot product with `query`, restricted to rows where `allowed` holds.
@@ -95,16 +83,6 @@ fn parse_f32s(name: &str, bytes: &[u8]) -> Result<Vec<f32>, StoreError> {
         return Err(StoreError::Invalid(format!("{name}: length is not a multiple of 4")));
     }
     Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
-}
-
-fn write_f32s(path: &Path, values: &[f32]) -> Result<(), StoreError> {
-    let mut bytes = Vec::with_capacity(values.len() * 4);
-    for v in values {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    let mut file = std::fs::File::create(path).map_err(|e| StoreError::io(path, e))?;
-    file.write_all(&bytes).map_err(|e| StoreError::io(path, e))?;
-    file.sync_all().map_err(|e| StoreError::io(path, e))
 }
 
 #[cfg(test)]

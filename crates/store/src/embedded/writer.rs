@@ -3,13 +3,12 @@
 use super::lexical::LexicalWriter;
 use super::snapshot::EmbeddedSkillIndex;
 use super::snapshot::{VECTORS, VISIBILITY};
-use super::vectors::Vectors;
 use super::{current_generation, generation_name, lock, parse_generation, sync_dir, CURRENT};
 use crate::checksum::{self, Checksums};
 use crate::{IndexMeta, IndexWriter, Manifest, NewChunk, StoreError};
 use skillrag_core::Chunk;
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub struct EmbeddedWriter {
@@ -21,8 +20,7 @@ pub struct EmbeddedWriter {
     lexical: LexicalWriter,
     /// The BM25 index continues the previous generation's segments.
     lexical_continued: bool,
-    chunks: Vec<Chunk>,
-    vectors: Vectors,
+    rows: Rows,
     kept: HashSet<String>,
     /// Sources of the previous generation already deleted from the continued BM25 index.
     deleted: HashSet<String>,
@@ -86,7 +84,7 @@ impl EmbeddedWriter {
             Some(w) => w,
             None => LexicalWriter::create(&tantivy_dir)?,
         };
-        let dim = meta.dim;
+        let rows = Rows::create(&gen_dir, meta.model_id.is_some().then_some(meta.dim))?;
         Ok(EmbeddedWriter {
             skill: skill.to_string(),
             skill_dir: skill_dir.to_path_buf(),
@@ -95,8 +93,7 @@ impl EmbeddedWriter {
             previous,
             lexical,
             lexical_continued,
-            chunks: Vec::new(),
-            vectors: Vectors { dim, data: Vec::new(), visibility: Vec::new() },
+            rows,
             kept: HashSet::new(),
             deleted: HashSet::new(),
             _lock: lock,
@@ -113,11 +110,8 @@ impl EmbeddedWriter {
             if self.meta.model_id.is_some() {
                 // A passage the model cannot see keeps its row, as zeros: rows stay aligned
                 // with chunks, and a zero row is never a real (unit-length) embedding.
-                match self.meta.checked_vector(new.vector)? {
-                    Some(v) => self.vectors.data.extend_from_slice(&v),
-                    None => self.vectors.data.extend(std::iter::repeat_n(0.0, self.meta.dim)),
-                }
-                self.vectors.visibility.push(new.visibility);
+                let vector = self.meta.checked_vector(new.vector)?;
+                self.rows.vector(vector.as_deref(), new.visibility)?;
             }
             // A changed file's old chunks leave the continued BM25 index before its new ones arrive
             // (tantivy deletes only documents added before the delete).
@@ -127,9 +121,79 @@ impl EmbeddedWriter {
             self.meta.number(&mut chunk, !assign_ids);
             chunk.skill = self.skill.clone();
             self.lexical.add(chunk.id, &chunk.source, &chunk.indexed_text())?;
-            self.chunks.push(chunk);
+            self.rows.chunk(&chunk)?;
         }
         Ok(())
+    }
+}
+
+/// The generation's chunks and vectors, appended to its files (unpublished until `CURRENT`
+/// names the generation) as they arrive: memory holds a write buffer, not the skill.
+struct Rows {
+    chunks: BufWriter<std::fs::File>,
+    chunks_path: PathBuf,
+    /// With the vector dimension, when the skill has a model.
+    vectors: Option<(BufWriter<std::fs::File>, PathBuf, usize)>,
+    visibility: Vec<f32>,
+    count: usize,
+    vectorless: usize,
+}
+
+impl Rows {
+    fn create(gen_dir: &Path, dim: Option<usize>) -> Result<Rows, StoreError> {
+        let open = |path: PathBuf| -> Result<(BufWriter<std::fs::File>, PathBuf), StoreError> {
+            let file = std::fs::File::create(&path).map_err(|e| StoreError::io(&path, e))?;
+            Ok((BufWriter::with_capacity(1 << 20, file), path))
+        };
+        let (chunks, chunks_path) = open(gen_dir.join("chunks.jsonl"))?;
+        let vectors = match dim {
+            Some(dim) => {
+                let (file, path) = open(gen_dir.join(VECTORS))?;
+                Some((file, path, dim))
+            }
+            None => None,
+        };
+        Ok(Rows { chunks, chunks_path, vectors, visibility: Vec::new(), count: 0, vectorless: 0 })
+    }
+
+    fn chunk(&mut self, chunk: &Chunk) -> Result<(), StoreError> {
+        serde_json::to_writer(&mut self.chunks, chunk).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.chunks.write_all(b"\n").map_err(|e| StoreError::io(&self.chunks_path, e))?;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// A chunk's vector; `None` keeps its row as zeros (a passage stored without a vector:
+    /// rows stay aligned with chunks, and a zero row is never a real, unit-length embedding).
+    fn vector(&mut self, vector: Option<&[f32]>, visibility: f32) -> Result<(), StoreError> {
+        let Some((file, path, dim)) = self.vectors.as_mut() else { return Ok(()) };
+        let vector = vector.filter(|v| v.iter().any(|&x| x != 0.0));
+        let mut bytes = Vec::with_capacity(*dim * 4);
+        match vector {
+            Some(v) => v.iter().for_each(|x| bytes.extend_from_slice(&x.to_le_bytes())),
+            None => {
+                bytes.resize(*dim * 4, 0);
+                self.vectorless += 1;
+            }
+        }
+        file.write_all(&bytes).map_err(|e| StoreError::io(path, e))?;
+        self.visibility.push(visibility);
+        Ok(())
+    }
+
+    /// Flushes and syncs the files; returns (chunks, chunks without a vector).
+    fn finish(self, gen_dir: &Path) -> Result<(usize, usize), StoreError> {
+        fn sync(file: BufWriter<std::fs::File>, path: &Path) -> Result<(), StoreError> {
+            let file = file.into_inner().map_err(|e| StoreError::io(path, e.into_error()))?;
+            file.sync_all().map_err(|e| StoreError::io(path, e))
+        }
+        sync(self.chunks, &self.chunks_path)?;
+        if let Some((file, path, _)) = self.vectors {
+            sync(file, &path)?;
+            let bytes: Vec<u8> = self.visibility.iter().flat_map(|v| v.to_le_bytes()).collect();
+            write_synced(&gen_dir.join(VISIBILITY), &bytes)?;
+        }
+        Ok((self.count, self.vectorless))
     }
 }
 
@@ -176,15 +240,16 @@ impl IndexWriter for EmbeddedWriter {
         }
         let rows = prev.rows_of(source);
         for &row in rows {
-            let chunk = prev.chunks[row].clone();
+            let chunk = &prev.chunks[row];
             if !self.lexical_continued {
                 self.lexical.add(chunk.id, &chunk.source, &chunk.indexed_text())?;
             }
-            if let Some(v) = &prev.vectors {
-                self.vectors.data.extend_from_slice(v.row(row));
-                self.vectors.visibility.push(v.visibility[row]);
-            }
-            self.chunks.push(chunk);
+            let (vector, visibility) = match &prev.vectors {
+                Some(v) => (Some(v.row(row)), v.visibility[row]),
+                None => (None, 0.0),
+            };
+            self.rows.vector(vector, visibility)?;
+            self.rows.chunk(chunk)?;
         }
         Ok(rows.len())
     }
@@ -207,21 +272,11 @@ impl IndexWriter for EmbeddedWriter {
                 }
             }
         }
-        let EmbeddedWriter { skill_dir, gen_dir, mut meta, lexical, chunks, vectors, _lock, .. } = *self;
+        let EmbeddedWriter { skill_dir, gen_dir, mut meta, lexical, rows, _lock, .. } = *self;
         lexical.commit()?;
-
-        let path = gen_dir.join("chunks.jsonl");
-        let mut buf = Vec::new();
-        for c in &chunks {
-            serde_json::to_writer(&mut buf, c).map_err(|e| StoreError::Invalid(e.to_string()))?;
-            buf.push(b'\n');
-        }
-        write_synced(&path, &buf)?;
-        if meta.model_id.is_some() {
-            vectors.write(&gen_dir.join(VECTORS), &gen_dir.join(VISIBILITY))?;
-        }
-        meta.chunks = chunks.len();
-        meta.vectorless = if meta.model_id.is_some() { vectors.vectorless() } else { 0 };
+        let (chunks, vectorless) = rows.finish(&gen_dir)?;
+        meta.chunks = chunks;
+        meta.vectorless = vectorless;
         meta.created_at =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         write_json(&gen_dir.join("manifest.json"), &manifest)?;
