@@ -62,6 +62,16 @@ fn index_within(dir: &Path, limit: Duration) -> (serde_json::Value, Duration) {
     (serde_json::from_slice(&out.stdout).expect("index --json"), took)
 }
 
+/// The diagnostic of `index --json` for the file whose path ends with `file`.
+fn refusal_of<'a>(report: &'a serde_json::Value, file: &str) -> &'a serde_json::Value {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"].as_str().is_some_and(|p| p.ends_with(file)))
+        .unwrap_or_else(|| panic!("the refusal names the file: {}", report["diagnostics"]))
+}
+
 #[test]
 fn a_pdf_content_bomb_is_refused_quickly_and_the_rest_is_indexed() {
     let project = demo();
@@ -71,12 +81,7 @@ fn a_pdf_content_bomb_is_refused_quickly_and_the_rest_is_indexed() {
     assert!(bomb.len() < 400 * 1024, "{}", bomb.len());
     std::fs::write(knowledge.join("bomb.pdf"), &bomb).unwrap();
     let (report, took) = index_within(project.path(), Duration::from_secs(300));
-    let refusal = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["path"].as_str().is_some_and(|p| p.ends_with("knowledge/bomb.pdf")))
-        .unwrap_or_else(|| panic!("the refusal names the file: {}", report["diagnostics"]));
+    let refusal = refusal_of(&report, "knowledge/bomb.pdf");
     let message = refusal["message"].as_str().unwrap();
     assert!(message.contains("page 1") && message.contains("max_page_content_mb"), "and the limit: {message}");
     let router = report["skills"].as_array().unwrap().iter().find(|s| s["skill"] == "router-faq").unwrap();
@@ -110,12 +115,7 @@ fn a_huge_file_a_single_5_mb_line_and_20000_tiny_files_are_refused_or_indexed() 
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(took < Duration::from_secs(180), "took {took:?}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let refusal = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["path"].as_str().is_some_and(|p| p.ends_with("knowledge/huge.txt")))
-        .unwrap_or_else(|| panic!("the refusal names the file: {}", report["diagnostics"]));
+    let refusal = refusal_of(&report, "knowledge/huge.txt");
     assert!(refusal["message"].as_str().unwrap().contains("max_file_mb"), "{refusal}");
     let sizes = report["skills"].as_array().unwrap().iter().find(|s| s["skill"] == "sizes").unwrap();
     assert_eq!(sizes["files"], 20_001, "{sizes}");
