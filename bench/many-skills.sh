@@ -12,7 +12,8 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10 100 300)
 source_bench="$(cd "${SOURCE_BENCH:-../shared/bench/dev}" && pwd)"
 cargo build --release --locked -q
-bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag"
+# BIN: another skillrag binary (a baseline) instead of this tree's.
+bin="${BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag}"
 root="$PWD/target/bench-state/many-skills"
 mkdir -p "$root" bench/results
 out_md="bench/results/many-skills.md"

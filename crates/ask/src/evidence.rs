@@ -38,6 +38,36 @@ impl TermStats {
         Ok(TermStats::from_counts(per_skill, &unique))
     }
 
+    /// Adds the counts of the question's phrases ([`phrases`], kept under their [`phrase_key`])
+    /// in `indexes`: the shortlisted skills, whose ranking they refine. A phrase query costs
+    /// more than a word's count, and with hundreds of skills counting every one's phrases doubled
+    /// the routing time; the shortlist is chosen on words. A skill is only asked for the phrases
+    /// whose two words it holds, and an index without positions answers none.
+    pub fn add_phrases(&mut self, indexes: &[NamedIndex], terms: &[String]) -> Result<(), StoreError> {
+        let pairs = phrases(terms);
+        for (skill, index) in indexes {
+            let Some(known) = self.known.get_mut(skill) else { continue };
+            let present = |t: &String| known.get(t).is_some_and(|&n| n > 0);
+            let wanted: Vec<(String, String)> =
+                pairs.iter().filter(|(a, b)| present(a) && present(b)).cloned().collect();
+            if wanted.is_empty() {
+                continue;
+            }
+            let Some(found) = index.phrase_doc_freqs(&wanted)? else { continue };
+            for ((a, b), n) in wanted.iter().zip(found) {
+                let key = phrase_key(a, b);
+                known.insert(key.clone(), n);
+                *self.df.entry(key).or_default() += n;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any skill's knowledge contains `term` (a word or a [`phrase_key`]).
+    pub fn occurs(&self, term: &str) -> bool {
+        self.df.get(term).is_some_and(|&n| n > 0)
+    }
+
     /// The statistics from each skill's chunk count and the chunk counts of `terms`.
     pub fn from_counts(per_skill: HashMap<String, (u64, HashMap<String, u64>)>, terms: &[String]) -> TermStats {
         let mut df: HashMap<String, u64> = terms.iter().map(|t| (t.clone(), 0)).collect();
@@ -92,6 +122,25 @@ impl TermStats {
 /// The shares of general Chinese documents that contain the terms jieba's IDF table knows.
 fn general_rates<'a>(terms: impl Iterator<Item = &'a String>) -> HashMap<String, f64> {
     terms.filter_map(|t| Some((t.clone(), (-(skillrag_text::general_chinese_idf(t)? as f64)).exp()))).collect()
+}
+
+/// The distinct pairs of adjacent terms of `terms` (two different words), first occurrence
+/// order: the question's phrases. jieba splits many compounds a domain lives on (劳动关系 into
+/// 劳动 and 关系, 夫妻共同债务 into 夫妻, 共同 and 债务); side by side, the words name the domain again.
+pub fn phrases(terms: &[String]) -> Vec<(String, String)> {
+    let mut seen = HashSet::new();
+    terms
+        .windows(2)
+        .filter(|w| w[0] != w[1])
+        .map(|w| (w[0].clone(), w[1].clone()))
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
+}
+
+/// How a phrase is kept among the terms of [`TermStats`]: its words joined by a space, which no
+/// analyzed term contains.
+pub fn phrase_key(first: &str, second: &str) -> String {
+    format!("{first} {second}")
 }
 
 /// Distinct terms, first occurrence order.

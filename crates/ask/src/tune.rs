@@ -3,6 +3,7 @@
 //! in the project (`.skillrag/router.json`). The router is refitted automatically when the skills,
 //! settings or indexes change; labelled questions given to `tune` are kept for those refits.
 
+use crate::evidence::{phrase_key, phrases};
 use crate::route::model::{self, RouterModel, Signals, TrainingQuestion};
 use crate::route::selection::{specificity, SkillModel};
 use crate::route::{Dispatcher, Probe, Probed};
@@ -74,7 +75,7 @@ pub fn read_labelled(path: &std::path::Path, skills: &[String]) -> Result<Vec<La
 }
 
 /// Bumped whenever fitting changes, so saved routers are refitted.
-const ROUTER_VERSION: &str = "router-12";
+const ROUTER_VERSION: &str = "router-14";
 
 /// Questions from many everyday domains (see the file's header).
 const BACKGROUND: &str = include_str!("route/background.txt");
@@ -288,10 +289,15 @@ fn unanswerable_twin(
     let mut signals = f.dispatcher.signals(&question, &stats, &probes, &shortlist, leave_out);
     // Without those documents, the skill's language model loses their chunks and words too.
     if index.is_some() {
-        let question_terms = crate::evidence::unique(&question.terms);
+        let question_terms: Vec<String> = crate::evidence::unique(&question.terms)
+            .into_iter()
+            .chain(phrases(&question.terms).iter().map(|(a, b)| phrase_key(a, b)))
+            .collect();
         let mut removed: HashMap<&str, u64> = HashMap::new();
         for chunk in &removed_chunks {
-            let terms: HashSet<String> = skillrag_text::analyze(&chunk.indexed_text()).into_iter().collect();
+            let analyzed = skillrag_text::analyze(&chunk.indexed_text());
+            let terms: HashSet<String> =
+                phrases(&analyzed).iter().map(|(a, b)| phrase_key(a, b)).chain(analyzed.iter().cloned()).collect();
             for t in question_terms.iter().filter(|t| terms.contains(*t)) {
                 *removed.entry(t.as_str()).or_default() += 1;
             }

@@ -173,6 +173,14 @@ pub trait SkillIndex: Send + Sync {
     /// The number of chunks containing each analyzed term (for IDF across skills).
     fn doc_freqs(&self, terms: &[String]) -> Result<Vec<u64>, StoreError>;
 
+    /// The number of chunks in which each pair of analyzed terms occurs side by side, in that
+    /// order (a phrase of the knowledge: 劳动 关系 for 劳动关系, which jieba splits). `None` when the
+    /// index keeps no term positions (the PostgreSQL store keeps term sets): routing then reads
+    /// single words alone.
+    fn phrase_doc_freqs(&self, _pairs: &[(String, String)]) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(None)
+    }
+
     /// Exact cosine similarity against every stored vector; empty when the index has none.
     fn dense(&self, query: &[f32], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError>;
 

@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 use skillrag_core::{DocType, Tier};
 use std::collections::BTreeMap;
 
-/// Bumped when the on-disk layout changes; older generations are rebuilt.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped when the on-disk layout changes; older generations are rebuilt. 2: the BM25 index
+/// keeps term positions (phrase statistics for routing).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Settings a generation was built with. Any difference from the current settings (other than
 /// the counters) means the generation cannot be extended incrementally.

@@ -6,6 +6,8 @@
 //! labelled questions the user supplies. The logistic regression is written out here: ten
 //! features and a few hundred rows do not justify a linear-algebra dependency.
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 /// One (question, skill) pair's signals.
@@ -386,8 +388,13 @@ fn thresholds(questions: &[TrainingQuestion], conf: &[Vec<f32>], refusal_cost: f
 
 /// The knowledge-coverage level that best separates answerable questions (their own skill's best
 /// document) from unanswerable ones (the same skill without the answering documents), weighing a
-/// refused answerable question `refusal_cost` times an answered unanswerable one; the middle of
-/// the best range. Chunks covering less than half of it are filtered out.
+/// refused answerable question `refusal_cost` times an answered unanswerable one. Chunks covering
+/// less than half of it are filtered out.
+///
+/// The examples give a dozen or two of each, and the best range of so few points is set by one or
+/// two of them: on dev v2, leaving out one skill (three examples) moved it from 0.44 to 0.14 and
+/// changed every other skill's refusals. So the threshold is *bagged* (Breiman, "Bagging predictors",
+/// 1996): the median of the thresholds fitted on bootstrap resamples, which one point cannot move.
 fn fit_evidence(questions: &[TrainingQuestion], refusal_cost: f32) -> f32 {
     let mut positives = Vec::new();
     let mut negatives = Vec::new();
@@ -402,6 +409,26 @@ fn fit_evidence(questions: &[TrainingQuestion], refusal_cost: f32) -> f32 {
     if positives.is_empty() {
         return default_evidence();
     }
+    let mut rng = StdRng::seed_from_u64(BOOTSTRAP_SEED);
+    let mut resample = |v: &[f32]| -> Vec<f32> { (0..v.len()).map(|_| v[rng.random_range(0..v.len())]).collect() };
+    let mut fitted: Vec<f32> = (0..BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            let (p, n) = (resample(&positives), resample(&negatives));
+            best_evidence_threshold(&p, &n, refusal_cost)
+        })
+        .collect();
+    fitted.sort_by(f32::total_cmp);
+    fitted[fitted.len() / 2]
+}
+
+/// Bootstrap resamples a bagged threshold is the median of, and their fixed seed (a refit of the
+/// same data gives the same router).
+const BOOTSTRAP_RESAMPLES: usize = 201;
+const BOOTSTRAP_SEED: u64 = 0x5eed_2026;
+
+/// The middle of the coverage range that maximises `refusal_cost` × (answerable kept) + (unanswerable
+/// refused), each as a share of its class: the widest margin on both sides.
+fn best_evidence_threshold(positives: &[f32], negatives: &[f32], refusal_cost: f32) -> f32 {
     let balanced = |t: f32| {
         let tp = positives.iter().filter(|&&v| v >= t).count() as f32 / positives.len() as f32;
         let tn = if negatives.is_empty() {
@@ -414,7 +441,6 @@ fn fit_evidence(questions: &[TrainingQuestion], refusal_cost: f32) -> f32 {
     let grid: Vec<f32> = (0..100).map(|i| i as f32 / 100.0).collect();
     let best = grid.iter().map(|&t| balanced(t)).fold(f32::MIN, f32::max);
     let range: Vec<f32> = grid.into_iter().filter(|&t| balanced(t) >= best - 1e-6).collect();
-    // The middle of the best range: the widest margin on both sides.
     range.get(range.len() / 2).copied().unwrap_or(0.0)
 }
 
@@ -519,6 +545,42 @@ mod tests {
         };
         assert_eq!(fit_evidence(&[synthetic], 2.0), default_evidence());
         assert!(default_evidence() > 0.0, "with no threshold any retrieval would be answered");
+    }
+
+    #[test]
+    fn one_example_cannot_move_the_evidence_threshold() {
+        // The best-document coverage of dev v2's examples (answerable) and of their twins, with
+        // every skill and with the broad skill's three examples left out. The plain best range of
+        // the smaller set is pinned by its one weakly covered example (0.15).
+        let all_pos = [
+            0.188, 0.314, 0.467, 0.491, 0.504, 0.560, 0.612, 0.649, 0.704, 0.711, 0.782, 0.817, 0.890, 0.901, 0.903,
+            1.0, 1.0, 1.0,
+        ];
+        let all_neg = [
+            0.133, 0.147, 0.217, 0.255, 0.279, 0.319, 0.320, 0.333, 0.392, 0.405, 0.416, 0.497, 0.517, 0.521, 0.553,
+            0.622, 0.696, 0.697,
+        ];
+        let fewer_pos =
+            [0.153, 0.246, 0.442, 0.523, 0.588, 0.593, 0.613, 0.758, 0.800, 0.885, 0.888, 0.895, 1.0, 1.0, 1.0];
+        let fewer_neg =
+            [0.113, 0.159, 0.162, 0.272, 0.282, 0.314, 0.320, 0.387, 0.444, 0.479, 0.493, 0.516, 0.668, 0.678, 0.757];
+        let questions = |pos: &[f32], neg: &[f32]| -> Vec<TrainingQuestion> {
+            let q = |k: f32, answerable: bool| TrainingQuestion {
+                signals: vec![signals("a", k, 0)],
+                answer: Some("a".into()),
+                near_miss: true,
+                answerable,
+                synthetic: false,
+            };
+            pos.iter().map(|&k| q(k, true)).chain(neg.iter().map(|&k| q(k, false))).collect()
+        };
+        let plain = best_evidence_threshold(&fewer_pos, &fewer_neg, 4.0);
+        assert!(plain < 0.16, "the failure bagging fixes: {plain}");
+        let all = fit_evidence(&questions(&all_pos, &all_neg), 4.0);
+        let fewer = fit_evidence(&questions(&fewer_pos, &fewer_neg), 4.0);
+        assert!(all > 0.3 && fewer > 0.3, "{all} {fewer}");
+        assert!((all - fewer).abs() <= 0.1, "{all} {fewer}");
+        assert_eq!(fit_evidence(&questions(&fewer_pos, &fewer_neg), 4.0), fewer, "seeded: the same fit twice");
     }
 
     #[test]

@@ -120,10 +120,12 @@ pub fn probe(
     let prepared = engine.prepare_query(text, Mode::Hybrid)?;
     let question = Question::new(text, prepared.terms.clone(), prepared.vector.clone());
     let indexes = indexes(engine)?;
-    let stats = TermStats::collect(&indexes, &question.terms)?;
+    let mut stats = TermStats::collect(&indexes, &question.terms)?;
     let shortlist = dispatcher.shortlist(&question, &stats, skills, leave_out);
+    let shortlisted: Vec<NamedIndex> = indexes.iter().filter(|(s, _)| shortlist.contains(s)).cloned().collect();
+    stats.add_phrases(&shortlisted, &question.terms)?;
     let mut probes = HashMap::new();
-    for (skill, _) in indexes.iter().filter(|(s, _)| shortlist.contains(s)) {
+    for (skill, _) in &shortlisted {
         let probe = search_skill(engine, skill, &question, &prepared, &stats, hits, false)?;
         probes.insert(skill.clone(), probe);
     }

@@ -13,7 +13,7 @@
 //! The background is general Chinese (jieba's IDF table) for Chinese words, which no skill of the
 //! project changes; other words fall back to the pooled knowledge of every skill.
 
-use crate::evidence::{unique, TermStats};
+use crate::evidence::{phrase_key, phrases, unique, TermStats};
 
 /// The Dirichlet prior's weight, in chunks: how much of the background a skill's model keeps. A
 /// skill with far fewer chunks than this says little either way; one with far more speaks for
@@ -39,14 +39,25 @@ impl TermStats {
     }
 }
 
-/// The mean, over the question's distinct words, of the clipped log likelihood ratio
-/// log P(word | skill) / P(word | background), scaled to [-1, 1].
+/// The mean, over the question's distinct words and its phrases that occur in some skill's
+/// knowledge, of the clipped log likelihood ratio log P(event | skill) / P(event | background),
+/// scaled to [-1, 1].
+///
+/// Phrases (adjacent word pairs, [`phrases`]) are the term-dependence half of the model (Metzler
+/// & Croft's sequential dependence model, SIGIR 2005, scores ordered pairs beside single words):
+/// 劳动 and 关系 are everyday words that a family-law skill uses too, 劳动 关系 is labour law's.
+/// A phrase that no skill's knowledge contains is left out: it says nothing about any skill, and
+/// as an unseen event it would cost a large skill more than a small one (the smoothing trusts the
+/// large one's absence more).
 pub fn specificity<F: Fn(&str) -> f64>(terms: &[String], stats: &TermStats, skill: &SkillModel<F>) -> f32 {
-    let words = unique(terms);
-    if words.is_empty() {
+    let events: Vec<String> = unique(terms)
+        .into_iter()
+        .chain(phrases(terms).iter().map(|(a, b)| phrase_key(a, b)).filter(|k| stats.occurs(k)))
+        .collect();
+    if events.is_empty() {
         return 0.0;
     }
-    let total: f64 = words
+    let total: f64 = events
         .iter()
         .map(|t| {
             let background = stats.background(t);
@@ -54,12 +65,13 @@ pub fn specificity<F: Fn(&str) -> f64>(terms: &[String], stats: &TermStats, skil
             (smoothed / background).ln().clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO)
         })
         .sum();
-    (total / words.len() as f64 / MAX_LOG_RATIO) as f32
+    (total / events.len() as f64 / MAX_LOG_RATIO) as f32
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     fn terms(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
@@ -97,6 +109,52 @@ mod tests {
         assert!(specificity(&q, &s, &s.skill_model("broad")) < specificity(&q, &s, &s.skill_model("statute")));
         assert!(specificity(&q, &s, &s.skill_model("statute")) < 0.0);
         assert_eq!(specificity(&[], &s, &s.skill_model("statute")), 0.0);
+    }
+
+    #[test]
+    fn a_phrase_of_one_skill_outweighs_its_words_spread_over_another() {
+        // jieba splits 劳动关系: family law uses 关系 (夫妻关系, 收养关系) far more than labour law
+        // does, and 认定 too (its judicial interpretations); only labour law uses 劳动 关系.
+        let labour_relation = crate::evidence::phrase_key("劳动", "关系");
+        let words = [("劳动", 300, 100), ("关系", 150, 450), ("认定", 50, 300)];
+        let per_skill = |pick: fn(&(&str, u64, u64)) -> u64, phrase: u64| -> (u64, HashMap<String, u64>) {
+            let mut counts: HashMap<String, u64> = words.iter().map(|w| (w.0.to_string(), pick(w))).collect();
+            counts.insert(labour_relation.clone(), phrase);
+            (1000, counts)
+        };
+        let mut keys: Vec<String> = words.iter().map(|w| w.0.to_string()).collect();
+        keys.push(labour_relation.clone());
+        let with_phrases = TermStats::from_counts(
+            [("labour".to_string(), per_skill(|w| w.1, 120)), ("family".to_string(), per_skill(|w| w.2, 0))]
+                .into_iter()
+                .collect(),
+            &keys,
+        );
+        let words_only = TermStats::from_counts(
+            [("labour".to_string(), per_skill(|w| w.1, 0)), ("family".to_string(), per_skill(|w| w.2, 0))]
+                .into_iter()
+                .collect(),
+            &keys,
+        );
+        let q = terms(&["劳动", "关系", "认定"]);
+        let lead =
+            |s: &TermStats| specificity(&q, s, &s.skill_model("labour")) - specificity(&q, s, &s.skill_model("family"));
+        assert!(lead(&words_only) < 0.0, "words alone favour family law: {}", lead(&words_only));
+        assert!(lead(&with_phrases) > 0.0, "the phrase is labour law's: {}", lead(&with_phrases));
+        // A phrase no skill contains is no evidence either way (`words_only` has none): the same
+        // score as without the phrase at all.
+        let alone = TermStats::from_counts(
+            [("labour".to_string(), per_skill(|w| w.1, 0)), ("family".to_string(), per_skill(|w| w.2, 0))]
+                .into_iter()
+                .map(|(k, (n, mut c))| {
+                    c.remove(&labour_relation);
+                    (k, (n, c))
+                })
+                .collect(),
+            &keys[..3],
+        );
+        let family = |s: &TermStats| specificity(&q, s, &s.skill_model("family"));
+        assert!((family(&words_only) - family(&alone)).abs() < 1e-6);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use crate::{Scored, StoreError};
 use skillrag_core::ChunkId;
 use std::collections::HashSet;
 use std::path::Path;
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery, TermSetQuery};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
@@ -70,7 +70,10 @@ fn schema() -> (Schema, Fields) {
     let chunk_id = b.add_u64_field("chunk_id", INDEXED | FAST);
     let source = b.add_text_field("source", STRING);
     let text_options = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs),
+        // Positions: routing counts the knowledge's phrases (adjacent terms), see `phrase_doc_freqs`.
+        TextFieldIndexing::default()
+            .set_tokenizer(TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let text = b.add_text_field("text", text_options);
     (b.build(), Fields { chunk_id, source, text })
@@ -105,6 +108,23 @@ impl LexicalIndex {
     pub fn doc_freqs(&self, terms: &[String]) -> Result<Vec<u64>, StoreError> {
         let searcher = self.reader.searcher();
         terms.iter().map(|t| Ok(searcher.doc_freq(&Term::from_field_text(self.fields.text, t))?)).collect()
+    }
+
+    /// How many chunks contain each pair of terms side by side; `None` for an index written
+    /// without positions (before format 2), which is rebuilt by the next `index`.
+    pub fn phrase_doc_freqs(&self, pairs: &[(String, String)]) -> Result<Option<Vec<u64>>, StoreError> {
+        let searcher = self.reader.searcher();
+        let has_positions = searcher.schema().get_field_entry(self.fields.text).field_type().get_index_record_option()
+            == Some(IndexRecordOption::WithFreqsAndPositions);
+        if !has_positions {
+            return Ok(None);
+        }
+        let term = |t: &str| Term::from_field_text(self.fields.text, t);
+        pairs
+            .iter()
+            .map(|(a, b)| Ok(searcher.search(&PhraseQuery::new(vec![term(a), term(b)]), &Count)? as u64))
+            .collect::<Result<Vec<u64>, StoreError>>()
+            .map(Some)
     }
 
     /// BM25 top `limit` for the analyzed `terms`, optionally only within `allowed` sources.

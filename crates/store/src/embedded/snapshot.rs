@@ -144,6 +144,10 @@ impl SkillIndex for EmbeddedSkillIndex {
         self.lexical.doc_freqs(terms)
     }
 
+    fn phrase_doc_freqs(&self, pairs: &[(String, String)]) -> Result<Option<Vec<u64>>, StoreError> {
+        self.lexical.phrase_doc_freqs(pairs)
+    }
+
     fn dense(&self, query: &[f32], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError> {
         let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
         if filter.is_empty() {

@@ -161,3 +161,38 @@ fn a_file_in_place_of_a_folder_is_moved_aside() {
     // Numbered past the generation it replaced: a reader that cached 1 sees a new one.
     assert_eq!(store.generation("a").unwrap(), Some(2));
 }
+
+#[test]
+fn phrase_counts_need_the_words_side_by_side_in_that_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::new(tmp.path().join("index"));
+    let mut w = store.begin("a", conformance::meta(Some("m"))).unwrap();
+    w.add(vec![
+        conformance::new("one.md", 0, "劳动关系自用工之日起建立", [1.0, 0.0]),
+        conformance::new("two.md", 0, "夫妻关系与劳动收入", [0.0, 1.0]),
+        conformance::new("three.md", 0, "the labour relationship ends", [0.0, 1.0]),
+    ])
+    .unwrap();
+    w.commit(conformance::manifest(&[
+        ("one.md", DocType::General),
+        ("two.md", DocType::General),
+        ("three.md", DocType::General),
+    ]))
+    .unwrap();
+    let index = store.open("a").unwrap().expect("indexed");
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let english = skillrag_text::analyze("labour relationship");
+    let counts = index
+        .phrase_doc_freqs(&[
+            pair("劳动", "关系"),
+            pair("关系", "劳动"),
+            pair(&english[0], &english[1]),
+            pair(&english[1], &english[0]),
+            pair("夫妻", "收入"),
+        ])
+        .unwrap()
+        .expect("the embedded store keeps positions");
+    // Both Chinese chunks hold 劳动 and 关系; only the first holds the phrase 劳动关系.
+    assert_eq!(index.doc_freqs(&["劳动".into(), "关系".into()]).unwrap(), [2, 2]);
+    assert_eq!(counts, [1, 0, 1, 0, 0]);
+}
