@@ -24,6 +24,8 @@ pub struct TermStats {
     chunks: HashMap<String, f64>,
     /// Share of general Chinese documents that contain each Chinese word (jieba's IDF table).
     general: HashMap<String, f64>,
+    /// The question's phrases counted here ([`phrase_key`]s), once for every skill's score.
+    phrases: Vec<String>,
 }
 
 impl TermStats {
@@ -39,12 +41,12 @@ impl TermStats {
     }
 
     /// Adds the counts of the question's phrases ([`phrases`], kept under their [`phrase_key`])
-    /// in `indexes`: the shortlisted skills, whose ranking they refine. A phrase query costs
-    /// more than a word's count, and with hundreds of skills counting every one's phrases doubled
-    /// the routing time; the shortlist is chosen on words. A skill is only asked for the phrases
-    /// whose two words it holds, and an index without positions answers none.
+    /// in `indexes`: the shortlisted skills, whose ranking they refine (the shortlist is chosen on
+    /// words; a phrase query costs more than a word's count). A skill is only asked for the
+    /// phrases whose two words it holds, and an index without positions answers none.
     pub fn add_phrases(&mut self, indexes: &[NamedIndex], terms: &[String]) -> Result<(), StoreError> {
         let pairs = phrases(terms);
+        self.phrases = pairs.iter().map(|(a, b)| phrase_key(a, b)).collect();
         for (skill, index) in indexes {
             let Some(known) = self.known.get_mut(skill) else { continue };
             let present = |t: &String| known.get(t).is_some_and(|&n| n > 0);
@@ -61,6 +63,12 @@ impl TermStats {
             }
         }
         Ok(())
+    }
+
+    /// The question's phrases that some skill's knowledge contains: the ones that say something
+    /// about a skill ([`crate::route::selection::specificity`]).
+    pub fn phrases_found(&self) -> impl Iterator<Item = &String> {
+        self.phrases.iter().filter(|k| self.occurs(k))
     }
 
     /// Whether any skill's knowledge contains `term` (a word or a [`phrase_key`]).
@@ -87,7 +95,9 @@ impl TermStats {
         // frequency is therefore averaged with its frequency in general Chinese (jieba's IDF
         // table), as if a general corpus as large as the knowledge were indexed alongside.
         let general = general_rates(df.keys());
-        TermStats { docs, df, known, chunks, general }
+        // A phrase key is the one kind of term with a space in it.
+        let phrases = terms.iter().filter(|t| t.contains(' ')).cloned().collect();
+        TermStats { docs, df, known, chunks, general, phrases }
     }
 
     /// How many chunks `skill` has (0 when it is not indexed).
@@ -138,7 +148,7 @@ pub fn phrases(terms: &[String]) -> Vec<(String, String)> {
 }
 
 /// How a phrase is kept among the terms of [`TermStats`]: its words joined by a space, which no
-/// analyzed term contains.
+/// analyzed term contains (so a key with a space is a phrase).
 pub fn phrase_key(first: &str, second: &str) -> String {
     format!("{first} {second}")
 }
@@ -179,6 +189,7 @@ mod tests {
             known: HashMap::new(),
             chunks: HashMap::new(),
             general: HashMap::new(),
+            phrases: Vec::new(),
         };
         let terms = vec!["劳动".to_string(), "试用期".to_string()];
         let with_rare = coverage(&terms, &stats, |t| t == "试用期");
@@ -201,6 +212,7 @@ mod tests {
             known: HashMap::new(),
             chunks: HashMap::new(),
             general: general_rates(terms.iter()),
+            phrases: Vec::new(),
         };
         assert!(stats.idf("之间") < stats.idf("试用期"), "{} {}", stats.idf("之间"), stats.idf("试用期"));
         // English has no general table: its weight is the knowledge's alone.

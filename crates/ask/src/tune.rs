@@ -289,10 +289,8 @@ fn unanswerable_twin(
     let mut signals = f.dispatcher.signals(&question, &stats, &probes, &shortlist, leave_out);
     // Without those documents, the skill's language model loses their chunks and words too.
     if index.is_some() {
-        let question_terms: Vec<String> = crate::evidence::unique(&question.terms)
-            .into_iter()
-            .chain(phrases(&question.terms).iter().map(|(a, b)| phrase_key(a, b)))
-            .collect();
+        let question_terms: Vec<String> =
+            crate::evidence::unique(&question.terms).into_iter().chain(stats.phrases_found().cloned()).collect();
         let mut removed: HashMap<&str, u64> = HashMap::new();
         for chunk in &removed_chunks {
             let analyzed = skillrag_text::analyze(&chunk.indexed_text());

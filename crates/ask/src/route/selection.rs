@@ -13,7 +13,7 @@
 //! The background is general Chinese (jieba's IDF table) for Chinese words, which no skill of the
 //! project changes; other words fall back to the pooled knowledge of every skill.
 
-use crate::evidence::{phrase_key, phrases, unique, TermStats};
+use crate::evidence::{unique, TermStats};
 
 /// The Dirichlet prior's weight, in chunks: how much of the background a skill's model keeps. A
 /// skill with far fewer chunks than this says little either way; one with far more speaks for
@@ -43,17 +43,14 @@ impl TermStats {
 /// knowledge, of the clipped log likelihood ratio log P(event | skill) / P(event | background),
 /// scaled to [-1, 1].
 ///
-/// Phrases (adjacent word pairs, [`phrases`]) are the term-dependence half of the model (Metzler
+/// Phrases (adjacent word pairs counted by [`TermStats::add_phrases`]) are the term-dependence half of the model (Metzler
 /// & Croft's sequential dependence model, SIGIR 2005, scores ordered pairs beside single words):
 /// 劳动 and 关系 are everyday words that a family-law skill uses too, 劳动 关系 is labour law's.
 /// A phrase that no skill's knowledge contains is left out: it says nothing about any skill, and
 /// as an unseen event it would cost a large skill more than a small one (the smoothing trusts the
 /// large one's absence more).
 pub fn specificity<F: Fn(&str) -> f64>(terms: &[String], stats: &TermStats, skill: &SkillModel<F>) -> f32 {
-    let events: Vec<String> = unique(terms)
-        .into_iter()
-        .chain(phrases(terms).iter().map(|(a, b)| phrase_key(a, b)).filter(|k| stats.occurs(k)))
-        .collect();
+    let events: Vec<String> = unique(terms).into_iter().chain(stats.phrases_found().cloned()).collect();
     if events.is_empty() {
         return 0.0;
     }

@@ -20,15 +20,17 @@ fn rejects_unsafe_skill_ids() {
 
 /// A store with skill `a` indexed once (two chunks with vectors), and the skill's folder.
 fn indexed() -> (tempfile::TempDir, EmbeddedStore, std::path::PathBuf) {
+    indexed_with(&[("one.md", "alpha beta", [1.0, 0.0]), ("two.md", "gamma delta", [0.0, 1.0])])
+}
+
+/// A store with skill `a` indexed once, one chunk per (source, text, vector), and its folder.
+fn indexed_with(files: &[(&str, &str, [f32; 2])]) -> (tempfile::TempDir, EmbeddedStore, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let store = EmbeddedStore::new(tmp.path().join("index"));
     let mut w = store.begin("a", conformance::meta(Some("m"))).unwrap();
-    w.add(vec![
-        conformance::new("one.md", 0, "alpha beta", [1.0, 0.0]),
-        conformance::new("two.md", 0, "gamma delta", [0.0, 1.0]),
-    ])
-    .unwrap();
-    w.commit(conformance::manifest(&[("one.md", DocType::General), ("two.md", DocType::General)])).unwrap();
+    w.add(files.iter().map(|(source, text, vector)| conformance::new(source, 0, text, *vector)).collect()).unwrap();
+    let sources: Vec<(&str, DocType)> = files.iter().map(|(source, ..)| (*source, DocType::General)).collect();
+    w.commit(conformance::manifest(&sources)).unwrap();
     let dir = store.root().join("a");
     (tmp, store, dir)
 }
@@ -164,21 +166,11 @@ fn a_file_in_place_of_a_folder_is_moved_aside() {
 
 #[test]
 fn phrase_counts_need_the_words_side_by_side_in_that_order() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = EmbeddedStore::new(tmp.path().join("index"));
-    let mut w = store.begin("a", conformance::meta(Some("m"))).unwrap();
-    w.add(vec![
-        conformance::new("one.md", 0, "劳动关系自用工之日起建立", [1.0, 0.0]),
-        conformance::new("two.md", 0, "夫妻关系与劳动收入", [0.0, 1.0]),
-        conformance::new("three.md", 0, "the labour relationship ends", [0.0, 1.0]),
-    ])
-    .unwrap();
-    w.commit(conformance::manifest(&[
-        ("one.md", DocType::General),
-        ("two.md", DocType::General),
-        ("three.md", DocType::General),
-    ]))
-    .unwrap();
+    let (_tmp, store, _) = indexed_with(&[
+        ("one.md", "劳动关系自用工之日起建立", [1.0, 0.0]),
+        ("two.md", "夫妻关系与劳动收入", [0.0, 1.0]),
+        ("three.md", "the labour relationship ends", [0.0, 1.0]),
+    ]);
     let index = store.open("a").unwrap().expect("indexed");
     let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
     let english = skillrag_text::analyze("labour relationship");
