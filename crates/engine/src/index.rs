@@ -87,6 +87,13 @@ impl Progress for SilentProgress {}
 impl Engine {
     /// Indexes the selected skills. Skills whose folder was removed lose their index.
     pub fn index(&self, options: &IndexOptions, progress: &dyn Progress) -> Result<IndexReport, EngineError> {
+        let report = self.index_skills(options, progress);
+        // Whatever was published before an error too: this engine serves it from its next search.
+        self.recheck_generations();
+        report
+    }
+
+    fn index_skills(&self, options: &IndexOptions, progress: &dyn Progress) -> Result<IndexReport, EngineError> {
         let started = Instant::now();
         // A read replica refuses before any file is read or embedded.
         self.store.writable()?;

@@ -27,6 +27,7 @@ use skillrag_store::{SkillIndex, Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -122,8 +123,19 @@ pub struct ModelIdentity {
     pub path: PathBuf,
 }
 
-/// An opened generation of a skill's index, with its generation number.
-type OpenIndex = (u64, Arc<dyn SkillIndex>);
+/// An opened generation of a skill's index: its number, and when the store last confirmed that
+/// it is still the published one (`None`: ask again before serving it).
+struct OpenIndex {
+    generation: u64,
+    index: Arc<dyn SkillIndex>,
+    confirmed: Option<Instant>,
+}
+
+/// How long an unpinned engine trusts that an open generation is still the published one before
+/// asking the store again: a search engine's refresh interval (Elasticsearch's is 1 s too). Every
+/// question consults every skill, and with 300 skills asking the store each time was a quarter of
+/// a question's time. The engine's own `index` has it ask again at once.
+const REFRESH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The reranker once loaded: `Ok(None)` when none is configured; a failure is kept (and shared).
 type LoadedReranker = Result<Option<Arc<dyn Reranker>>, Arc<RerankError>>;
@@ -281,7 +293,7 @@ impl Engine {
     /// The generation each skill's served index has (pinned or current), `None` when not indexed.
     pub fn served_generations(&self) -> BTreeMap<String, Option<u64>> {
         let cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        self.discovery.skills.iter().map(|s| (s.id.clone(), cache.get(&s.id).map(|(g, _)| *g))).collect()
+        self.discovery.skills.iter().map(|s| (s.id.clone(), cache.get(&s.id).map(|open| open.generation))).collect()
     }
 
     /// The generation each skill's store holds now (what a fresh engine would serve); a skill
@@ -305,7 +317,14 @@ impl Engine {
         if self.pinned {
             // A skill indexed after pinning waits for the next engine, like any newer generation.
             let cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-            return Ok(cache.get(skill).map(|(_, index)| index.clone()));
+            return Ok(cache.get(skill).map(|open| open.index.clone()));
+        }
+        {
+            let cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+            let fresh = |open: &&OpenIndex| open.confirmed.is_some_and(|t| t.elapsed() < REFRESH_INTERVAL);
+            if let Some(open) = cache.get(skill).filter(fresh) {
+                return Ok(Some(open.index.clone()));
+            }
         }
         let generation = match self.store.generation(skill) {
             Ok(Some(g)) => g,
@@ -317,10 +336,9 @@ impl Engine {
             Err(e) => return Err(e.into()),
         };
         let mut cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((g, index)) = cache.get(skill) {
-            if *g == generation {
-                return Ok(Some(index.clone()));
-            }
+        if let Some(open) = cache.get_mut(skill).filter(|open| open.generation == generation) {
+            open.confirmed = Some(Instant::now());
+            return Ok(Some(open.index.clone()));
         }
         // Known damaged: not verified again until another generation is published.
         if self.damaged_generation(skill) == Some(Some(generation)) {
@@ -333,8 +351,17 @@ impl Engine {
             Err(e) => return Err(e.into()),
         };
         self.forget_damage(skill);
-        cache.insert(skill.to_string(), (index.meta().generation, index.clone()));
+        let open =
+            OpenIndex { generation: index.meta().generation, index: index.clone(), confirmed: Some(Instant::now()) };
+        cache.insert(skill.to_string(), open);
         Ok(Some(index))
+    }
+
+    /// Has [`Engine::index_of`] ask the store again before serving any open generation: this
+    /// engine has just published, removed or repaired indexes.
+    fn recheck_generations(&self) {
+        let mut cache = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        cache.values_mut().for_each(|open| open.confirmed = None);
     }
 
     /// Why a skill's index cannot be served (naming the skill and the command that repairs

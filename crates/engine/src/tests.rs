@@ -427,6 +427,25 @@ fn pinned_engine_keeps_its_generation_until_reopened() {
 }
 
 #[test]
+fn unpinned_engine_serves_another_writers_generation_after_the_refresh_interval() {
+    let tmp = project();
+    let writer = engine(tmp.path(), None);
+    index(&writer);
+    let reader = engine(tmp.path(), None);
+    assert_eq!(top_source(&reader, "good", "quarantine mode"), None);
+    write(
+        &tmp.path().join("skills/good/knowledge/new.md"),
+        "# New\n\nThe quarantine mode ends after thirty seconds.\n",
+    );
+    index(&writer);
+    // Its own index is served at once; another engine's within the refresh interval.
+    assert_eq!(top_source(&writer, "good", "quarantine mode").as_deref(), Some("knowledge/new.md"));
+    std::thread::sleep(REFRESH_INTERVAL + std::time::Duration::from_millis(50));
+    assert_eq!(top_source(&reader, "good", "quarantine mode").as_deref(), Some("knowledge/new.md"));
+    assert_eq!(reader.served_generations()["good"], Some(2));
+}
+
+#[test]
 fn pinned_engine_waits_for_reopening_to_serve_a_new_index() {
     let tmp = project();
     let served = engine(tmp.path(), None).pin_generations().unwrap();

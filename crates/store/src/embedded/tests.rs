@@ -138,6 +138,32 @@ fn every_bad_current_is_corrupt_and_repaired_by_a_rebuild() {
     }
 }
 
+/// `CURRENT` is read in one open that neither follows a symlink (which could name any file) nor
+/// waits on a FIFO (which would hang every question).
+#[cfg(unix)]
+#[test]
+fn a_current_that_is_a_symlink_or_a_pipe_is_corrupt_at_once() {
+    let cases: [(&str, Damage); 2] = [
+        ("symlink", |d| {
+            std::fs::write(d.join("elsewhere"), "gen-00000001\n").unwrap();
+            std::fs::remove_file(d.join("CURRENT")).unwrap();
+            std::os::unix::fs::symlink(d.join("elsewhere"), d.join("CURRENT")).unwrap();
+        }),
+        ("fifo", |d| {
+            std::fs::remove_file(d.join("CURRENT")).unwrap();
+            assert!(std::process::Command::new("mkfifo").arg(d.join("CURRENT")).status().unwrap().success());
+        }),
+    ];
+    for (name, damage) in cases {
+        let (_tmp, store, dir) = indexed();
+        damage(&dir);
+        assert!(matches!(store.generation("a"), Err(StoreError::Corrupt { .. })), "{name}");
+        assert!(matches!(store.open("a"), Err(StoreError::Corrupt { .. })), "{name}");
+        let done = rebuild_serves(&store);
+        assert!(done.iter().any(|d| d.contains("CURRENT")), "{name}: {done:?}");
+    }
+}
+
 #[test]
 fn a_file_in_place_of_a_folder_is_moved_aside() {
     // The whole index folder is a file.
