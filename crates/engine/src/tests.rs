@@ -403,6 +403,11 @@ fn a_broken_file_keeps_its_previous_version() {
     assert_eq!(top_source(&e, "good", "router").as_deref(), Some("knowledge/faq.md"));
 }
 
+/// A new knowledge file that answers "quarantine mode" (no other file does).
+fn add_quarantine_note(root: &Path) {
+    write(&root.join("skills/good/knowledge/new.md"), "# New\n\nThe quarantine mode ends after thirty seconds.\n");
+}
+
 #[test]
 fn pinned_engine_keeps_its_generation_until_reopened() {
     let tmp = project();
@@ -413,10 +418,7 @@ fn pinned_engine_keeps_its_generation_until_reopened() {
     let first = served.served_generations();
     assert_eq!(first["good"], Some(1));
 
-    write(
-        &tmp.path().join("skills/good/knowledge/new.md"),
-        "# New\n\nThe quarantine mode ends after thirty seconds.\n",
-    );
+    add_quarantine_note(tmp.path());
     index(&writer);
     assert_eq!(served.published_generations().unwrap()["good"], Some(2));
     assert_eq!(served.served_generations(), first, "a pinned engine does not switch by itself");
@@ -433,10 +435,7 @@ fn unpinned_engine_serves_another_writers_generation_after_the_refresh_interval(
     index(&writer);
     let reader = engine(tmp.path(), None);
     assert_eq!(top_source(&reader, "good", "quarantine mode"), None);
-    write(
-        &tmp.path().join("skills/good/knowledge/new.md"),
-        "# New\n\nThe quarantine mode ends after thirty seconds.\n",
-    );
+    add_quarantine_note(tmp.path());
     index(&writer);
     // Its own index is served at once; another engine's within the refresh interval.
     assert_eq!(top_source(&writer, "good", "quarantine mode").as_deref(), Some("knowledge/new.md"));

@@ -64,13 +64,11 @@ impl EmbeddedStore {
     fn current(&self, skill: &str) -> Result<(PathBuf, Option<String>), StoreError> {
         let dir = self.skill_dir(skill)?;
         match current_generation(&dir) {
-            Ok(Some(name)) => Ok((dir, Some(name))),
-            Ok(None) | Err(StoreError::Io { .. }) => {
-                let dir = self.readable_skill_dir(skill)?;
-                let name = current_generation(&dir)?;
-                Ok((dir, name))
+            unreadable @ (Ok(None) | Err(StoreError::Io { .. })) => {
+                self.readable_skill_dir(skill)?;
+                unreadable.map(|name| (dir, name))
             }
-            Err(e) => Err(e),
+            read => read.map(|name| (dir, name)),
         }
     }
 
