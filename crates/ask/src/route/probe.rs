@@ -56,15 +56,16 @@ pub struct Probe {
 
 impl Probe {
     pub fn new(skill: &str, hits: Vec<Hit>, question: &Question, stats: &TermStats) -> Probe {
-        let term_sets: Vec<HashSet<String>> = hits
+        // Only the question's terms matter here, so each hit is asked for those alone.
+        let term_sets: Vec<HashSet<&str>> = hits
             .iter()
-            .map(|h| skillrag_text::analyze(&format!("{}\n{}\n{}", h.title, h.heading, h.text)).into_iter().collect())
+            .map(|h| skillrag_text::terms_present(&format!("{}\n{}\n{}", h.title, h.heading, h.text), &question.terms))
             .collect();
         let coverages: Vec<f32> =
             term_sets.iter().map(|set| coverage(&question.terms, stats, |t| set.contains(t))).collect();
         let mut by_source: HashMap<&str, HashSet<&str>> = HashMap::new();
         for (hit, set) in hits.iter().zip(&term_sets) {
-            by_source.entry(hit.source.as_str()).or_default().extend(set.iter().map(String::as_str));
+            by_source.entry(hit.source.as_str()).or_default().extend(set.iter().copied());
         }
         let mut source_coverages: Vec<(String, f32)> = by_source
             .iter()
