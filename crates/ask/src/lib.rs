@@ -28,6 +28,7 @@ mod refuse;
 mod retrieve;
 mod route;
 mod settings;
+mod task;
 mod trace;
 mod tune;
 
@@ -41,6 +42,7 @@ pub use gaps::{Gap, GapLog, GapRecord};
 pub use gate::GateKind;
 pub use route::RouterModel;
 pub use settings::AskSettings;
+pub use task::{ContextOptions, SkillBrief, TaskContext, MAX_CONTEXT_BUDGET};
 pub use tune::{read_labelled, LabelledQuestion, TuneError};
 
 use assist::Assist;
@@ -59,6 +61,9 @@ pub enum AskError {
     Engine(#[from] EngineError),
     #[error("the question is empty")]
     Empty,
+    /// A context budget of 0, or more than [`MAX_CONTEXT_BUDGET`].
+    #[error("the budget must be between 1 and {max}, not {given}")]
+    Budget { given: usize, max: usize },
     #[error(transparent)]
     Tune(#[from] TuneError),
     /// The configured LLM cannot be set up (a missing GGUF file, a bad URL).
@@ -275,17 +280,34 @@ impl Assistant {
         llm: TurnLlm<'_>,
         on_text: Option<OnText<'_>>,
     ) -> Result<(), AskError> {
+        let Some(retrieval) = self.retrieve_evidence(answer, plan, routed, llm)? else { return Ok(()) };
+        let generate_started = Instant::now();
+        self.compile_and_answer(answer, routed, &retrieval, llm, plan.language, on_text)?;
+        answer.timings_ms.generate = ms(generate_started);
+        Ok(())
+    }
+
+    /// A routed question's refusal (in `answer`, and `None`), or its retrieval, with the hits
+    /// moved into `answer`: the stages that [`Assistant::ask`] and
+    /// [`Assistant::compile_context`] share.
+    fn retrieve_evidence(
+        &self,
+        answer: &mut Answer,
+        plan: &Plan,
+        routed: &Routed,
+        llm: TurnLlm<'_>,
+    ) -> Result<Option<retrieve::Retrieval>, AskError> {
         let (route, language) = (&routed.route, plan.language);
         let refuser = self.refuser(routed, language);
         match route.decision {
             Decision::None => {
                 answer.refusal = Some(refuser.unrouted(route));
-                return Ok(());
+                return Ok(None);
             }
             Decision::Ambiguous => {
                 let clarifier = llm.assist.filter(|_| self.settings.llm.clarify);
                 answer.refusal = Some(refuser.ambiguous(&route.skills, clarifier));
-                return Ok(());
+                return Ok(None);
             }
             Decision::Single | Decision::Multi => {}
         }
@@ -315,12 +337,9 @@ impl Assistant {
             let follow_up = plan.follow_up.is_some();
             let weak = &retrieval.weak_skills;
             answer.refusal = Some(refuser.nothing_retrieved(&mut answer.route, weak, follow_up, model.in_domain));
-            return Ok(());
+            return Ok(None);
         }
-        let generate_started = Instant::now();
-        self.compile_and_answer(answer, routed, &retrieval, llm, language, on_text)?;
-        answer.timings_ms.generate = ms(generate_started);
-        Ok(())
+        Ok(Some(retrieval))
     }
 
     /// Compile → answer, from the retrieved hits in `answer`.
@@ -334,14 +353,7 @@ impl Assistant {
         on_text: Option<OnText<'_>>,
     ) -> Result<(), AskError> {
         let (question, stats) = (&routed.probed.question, &routed.probed.stats);
-        // The budget follows the configured model even when this turn may not use it.
-        let budget = compile::Budget::for_generator(
-            self.generator.as_deref(),
-            self.settings.llm.context_tokens,
-            self.settings.context_chars,
-        );
-        answer.context =
-            compile::compile(&answer.hits, retrieval.context_k.max(1), self.settings.per_source.max(1), budget);
+        answer.context = self.compile(&answer.hits, retrieval, None);
         let skill = self.engine.skill(&routed.route.skills[0])?;
         let surroundings = self.surroundings(&answer.context)?;
         let parts: Vec<answer::Part<'_>> = routed
@@ -383,6 +395,19 @@ impl Assistant {
             }
         }
         Ok(())
+    }
+
+    /// The hits compiled into the context: within `limit` when given, else the configured
+    /// budget. The budget follows the configured model (its tokens when it counts them) even
+    /// when this turn may not use it.
+    fn compile(&self, hits: &[skillrag_core::Hit], retrieval: &retrieve::Retrieval, limit: Option<usize>) -> Context {
+        let mut budget = compile::Budget::for_generator(
+            self.generator.as_deref(),
+            self.settings.llm.context_tokens,
+            self.settings.context_chars,
+        );
+        budget.limit = limit.unwrap_or(budget.limit);
+        compile::compile(hits, retrieval.context_k.max(1), self.settings.per_source.max(1), budget)
     }
 
     /// The document text around each context piece, for the extractive answer; each document's

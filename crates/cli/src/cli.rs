@@ -69,6 +69,11 @@ pub enum Command {
         after_help = "With an LLM configured ([llm] in skillrag.toml, or SKILLRAG_LLM_BASE_URL + SKILLRAG_LLM_MODEL,\nor SKILLRAG_LLM_GGUF), the model writes the answer from the same context; each sentence is\nchecked against the passage it cites before it is printed. See docs/llm.md.\n\nExamples:\n  skillrag ask \"试用期最长可以约定多久？\"\n  skillrag ask \"How do I reset the router?\" --json\n  SKILLRAG_LLM_BASE_URL=http://127.0.0.1:11434/v1 SKILLRAG_LLM_MODEL=qwen2.5:7b skillrag ask \"年休假有几天？\"\n  skillrag ask \"年休假有几天？\" --no-llm"
     )]
     Ask(AskArgs),
+    /// Compile a skill's context for a task: instructions, boundary and tiered knowledge, no answer.
+    #[command(
+        after_help = "What an agent that is about to perform the task needs from the right skill: the task is routed\nlike `ask` (or goes to --skill), and the skill's instructions and boundary are printed with its\nknowledge in tier order (rules → examples → references) under the budget, each piece labelled\n[n] with its source, then what was left out. A task no skill covers is refused as `ask` refuses it.\nThe same is served as `POST /v1/context` and the MCP tool `compile_context` (docs/agents.md).\n\nExamples:\n  skillrag context \"写一份试用期约定的说明\"\n  skillrag context \"Draft the reset steps for a support reply\" --skill router-faq --budget 1500\n  skillrag context \"年休假有几天？\" --json"
+    )]
+    Context(ContextArgs),
     /// Chat in a loop; follow-ups such as "那试用期呢？" keep the previous skill and key terms.
     #[command(after_help = "Type /help inside the chat for its commands.")]
     Chat(ChatArgs),
@@ -282,6 +287,19 @@ pub struct AskArgs {
     /// Answer extractively even when an LLM is configured ([llm] in skillrag.toml).
     #[arg(long)]
     pub no_llm: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    /// The task, in the user's words.
+    pub task: String,
+    /// Compile this skill's context (skips routing).
+    #[arg(long, short = 's')]
+    pub skill: Option<String>,
+    /// Budget in the configured unit: the local LLM's tokens when one is configured, else
+    /// characters (default: [llm] context_tokens or context_chars).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=skillrag_ask::MAX_CONTEXT_BUDGET as u64))]
+    pub budget: Option<u64>,
 }
 
 #[derive(Args, Debug)]

@@ -328,3 +328,53 @@ fn empty_tiny_and_foreign_skills_take_no_questions(backend: Backend) {
         assert_eq!(route["skills"], serde_json::json!([owner]), "{question}: {route}");
     }
 }
+
+/// `skillrag context`: the routed skill's instructions and boundary, then its pieces in tier
+/// order within the budget; the same refusals and gate as `ask`; bad budgets are refused.
+#[test]
+fn context_compiles_the_routed_skill_for_a_task() {
+    let tmp = common::demo_indexed();
+    let dir = tmp.path();
+    let task = "Write a reply to a customer who asks whether a factory reset voids the warranty";
+    let c = json(dir, &["context", task]);
+    assert!(c.get("refusal").is_none(), "{c}");
+    assert_eq!(c["route"]["skills"], serde_json::json!(["router-faq"]), "{c}");
+    assert_eq!(c["skills"][0]["skill"], "router-faq", "{c}");
+    assert!(c["skills"][0]["instructions"].as_str().unwrap().contains("Never ask the customer"), "{c}");
+    assert!(c["skills"][0]["boundary"].as_str().unwrap().contains("Does not support"), "{c}");
+    let pieces = c["context"]["pieces"].as_array().unwrap();
+    assert_eq!(pieces[0]["tier"], "rules", "the rules come first: {c}");
+    let rank = |t: &str| ["rules", "examples", "references"].iter().position(|x| *x == t).unwrap();
+    let tiers: Vec<usize> = pieces.iter().map(|p| rank(p["tier"].as_str().unwrap())).collect();
+    assert!(tiers.windows(2).all(|w| w[0] <= w[1]), "tier order: {tiers:?}");
+    assert!(pieces.iter().enumerate().all(|(i, p)| p["n"] == i + 1), "labelled [1], [2]… in order: {c}");
+    assert_eq!(c["context"]["unit"], "chars");
+
+    // The text an agent reads: instructions, boundary, then the labelled pieces.
+    let out = run(dir, &["context", task]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle:?} missing in {text}"));
+    assert!(at("# Skill: router-faq") < at("## Instructions") && at("## Instructions") < at("## Boundary"));
+    assert!(at("## Boundary") < at("[1] rules · router-faq/knowledge/rules/support-policy.md"), "{text}");
+
+    // A small budget keeps the first piece and lists what it left out.
+    let small = json(dir, &["context", task, "--budget", "200"]);
+    assert_eq!(small["context"]["budget"], 200, "{small}");
+    assert!(small["context"]["pieces"].as_array().unwrap().len() < pieces.len(), "{small}");
+    assert!(!small["context"]["dropped"].as_array().unwrap().is_empty(), "{small}");
+
+    // The same refusals and gate as `ask`; a forced skill skips routing.
+    let refused = json(dir, &["context", "股票基金怎么选？"]);
+    assert_eq!(refused["refusal"]["kind"], "out_of_scope", "{refused}");
+    assert!(refused["skills"].as_array().unwrap().is_empty() && refused["context"]["pieces"] == serde_json::json!([]));
+    let gated = json(dir, &["context", "你好"]);
+    assert!(gated["route"]["gate"].is_string() && gated["context"]["pieces"] == serde_json::json!([]), "{gated}");
+    let forced = json(dir, &["context", "Summarise the warranty terms", "--skill", "router-faq"]);
+    assert_eq!(forced["route"]["forced"], true, "{forced}");
+
+    for bad in ["0", "1000001", "many"] {
+        let out = skillrag(dir, &["context", task, "--budget", bad]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "--budget {bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--budget"), "{}", stderr(&out));
+    }
+}

@@ -123,6 +123,8 @@ fn assert_error(status: u16, body: &Value, code: u16, kind: &str) {
 
 const ROUTER_QUESTION: &str = "How do I factory reset the router?";
 const OUT_OF_SCOPE: &str = "Who won the football world cup in 1998?";
+/// A task whose evidence includes router-faq's support policy (a `rules` file).
+const RULES_TASK: &str = "Write a reply to a customer who asks whether a factory reset voids the warranty";
 
 #[test]
 fn serves_the_api_with_json_errors_metrics_and_gaps() {
@@ -166,6 +168,23 @@ fn serves_the_api_with_json_errors_metrics_and_gaps() {
     let (status, doc) = server.get_json(&format!("/v1/skills/router-faq/sources/{source}"));
     assert_eq!(status, 200, "{doc}");
     assert!(!doc["chunks"].as_array().unwrap().is_empty(), "{doc}");
+
+    // The skill card, and the compiled context of a task: the skill's rules first.
+    let (status, card) = server.get_json("/v1/skills/router-faq");
+    assert_eq!(status, 200, "{card}");
+    assert!(card["instructions"].as_str().unwrap().contains("Never ask the customer"), "{card}");
+    assert!(!card["boundary"]["not_supported"].as_array().unwrap().is_empty(), "{card}");
+    assert!(card["knowledge"]["tiers"]["rules"].as_u64() >= Some(1), "{card}");
+    assert_eq!(card["knowledge"]["index"]["state"], "fresh", "{card}");
+    let (status, task) = server.post_json("/v1/context", json!({"task": RULES_TASK, "budget": 4000}));
+    assert_eq!(status, 200, "{task}");
+    assert_eq!(task["skills"][0]["skill"], "router-faq", "{task}");
+    assert_eq!(task["context"]["pieces"][0]["tier"], "rules", "{task}");
+    assert_eq!(task["context"]["budget"], 4000, "{task}");
+    let (status, body) = server.post_json("/v1/context", json!({"task": RULES_TASK, "budget": 0}));
+    assert_error(status, &body, 400, "bad_request");
+    let (status, body) = server.get_json("/v1/skills/nope");
+    assert_error(status, &body, 404, "not_found");
 
     // Errors: one JSON shape, the right codes.
     let (status, text, _) = server.post("/v1/ask", "{not json");

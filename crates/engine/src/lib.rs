@@ -17,7 +17,7 @@ pub use doctor::{CacheFileReport, DoctorReport, SetAside, SkillHealth};
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
-pub use status::{Freshness, SkillStatus, SourceInfo};
+pub use status::{Freshness, KnowledgeSummary, SkillCard, SkillStatus, SourceInfo};
 
 use skillrag_embed::{EmbedError, Embedder};
 use skillrag_generate::{GenerateError, Generator};
@@ -39,6 +39,8 @@ pub enum EngineError {
     UnknownSkill { skill: String, hint: String },
     #[error("skill `{0}` has no index yet: run `skillrag index --skill {0}`")]
     NotIndexed(String),
+    #[error("skill `{skill}` has no knowledge document `{document}`")]
+    UnknownSource { skill: String, document: String },
     /// Not `#[from]`: the message already carries the cause, which must not be printed twice
     /// by error chains.
     #[error("embedding model: {0}")]

@@ -2,7 +2,8 @@
 
 use crate::{Engine, EngineError};
 use serde::Serialize;
-use skillrag_skill::Skill;
+use skillrag_skill::{Boundary, Skill};
+use std::collections::BTreeMap;
 
 /// Whether a skill's index matches its files and settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,7 +46,69 @@ pub struct SourceInfo {
     pub encoding: String,
 }
 
+/// A skill as an agent about to use it reads it (`get_skill`): what its SKILL.md says, and a
+/// summary of its knowledge.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillCard {
+    pub skill: String,
+    pub name: String,
+    pub description: String,
+    pub triggers: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<Boundary>,
+    /// Routing examples: the SKILL.md ones, plus FAQ questions when the skill opts in.
+    pub examples: Vec<String>,
+    pub knowledge: KnowledgeSummary,
+}
+
+/// What a skill's knowledge holds and whether its index is up to date.
+#[derive(Debug, Clone, Serialize)]
+pub struct KnowledgeSummary {
+    pub documents: usize,
+    pub chunks: usize,
+    pub vectorless: usize,
+    pub generation: Option<u64>,
+    pub index: Freshness,
+    /// Indexed documents per tier (`rules`, `examples`, `references`).
+    pub tiers: BTreeMap<String, usize>,
+    /// Indexed documents per document type.
+    pub doc_types: BTreeMap<String, usize>,
+}
+
 impl Engine {
+    /// The card of one skill (an unknown id is an error that lists the known ones).
+    pub fn skill_card(&self, id: &str) -> Result<SkillCard, EngineError> {
+        let skill = self.skill(id)?;
+        let status = self.skill_status(skill)?;
+        let (mut tiers, mut doc_types) = (BTreeMap::new(), BTreeMap::new());
+        if let Some(index) = self.index_of(id)? {
+            for file in index.manifest().files.values() {
+                *tiers.entry(file.tier.to_string()).or_insert(0) += 1;
+                *doc_types.entry(file.doc_type.to_string()).or_insert(0) += 1;
+            }
+        }
+        Ok(SkillCard {
+            skill: skill.id.clone(),
+            name: skill.name.clone(),
+            description: skill.description.clone(),
+            triggers: skill.triggers.clone(),
+            instructions: skill.instructions.clone().filter(|s| !s.trim().is_empty()),
+            boundary: skill.boundary.clone().filter(|b| !b.text.trim().is_empty()),
+            examples: skill.examples.clone(),
+            knowledge: KnowledgeSummary {
+                documents: status.files,
+                chunks: status.chunks,
+                vectorless: status.vectorless,
+                generation: status.generation,
+                index: status.index,
+                tiers,
+                doc_types,
+            },
+        })
+    }
+
     pub fn status(&self) -> Result<Vec<SkillStatus>, EngineError> {
         self.skills().iter().map(|s| self.skill_status(s)).collect()
     }
@@ -105,6 +168,20 @@ impl Engine {
             size_bytes: self.store.size_on_disk(&skill.id),
             index: freshness,
         })
+    }
+
+    /// The text of one knowledge document, read as indexing reads it: only a file of the skill's
+    /// knowledge listing (links confined to the project, pipes never opened), under the index's
+    /// limits. `source` is matched against the listing, never joined onto a path.
+    pub fn document_text(&self, skill: &str, source: &str) -> Result<String, EngineError> {
+        let skill = self.skill(skill)?;
+        let listing = self.project.knowledge_files(skill);
+        let unknown = || EngineError::UnknownSource { skill: skill.id.clone(), document: source.to_string() };
+        let file = listing.files.iter().find(|f| f.source == source).ok_or_else(unknown)?;
+        let options = self.project.config.index.load_options();
+        skillrag_load::load_document(&file.path, &file.source, &options)
+            .map(|doc| doc.text)
+            .map_err(|e| EngineError::Invalid(format!("cannot read {source}: {e}")))
     }
 
     /// The documents of a skill's current index, by source path.

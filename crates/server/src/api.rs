@@ -1,4 +1,4 @@
-//! The native JSON API (`/v1/ask`, `/v1/search`, `/v1/route`, `/v1/skills…`, `/v1/index`,
+//! The native JSON API (`/v1/ask`, `/v1/context`, `/v1/search`, `/v1/route`, `/v1/skills…`, `/v1/index`,
 //! `/v1/gaps`, `/healthz`, `/metrics`). Handlers only translate HTTP to [`Service`] calls.
 
 use crate::error::{ApiError, Json};
@@ -12,7 +12,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
-use skillrag_ask::AskOptions;
+use skillrag_ask::{AskOptions, ContextOptions};
 use skillrag_store::hybrid::Mode;
 use std::convert::Infallible;
 
@@ -102,6 +102,32 @@ pub struct RouteRequest {
 
 pub async fn route(State(shared): State<Shared>, Json(req): Json<RouteRequest>) -> Result<Response, ApiError> {
     Ok(axum::Json(shared.service.route(req.query).await?).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRequest {
+    pub task: String,
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// In the budget's unit (the local LLM's tokens, else characters).
+    #[serde(default)]
+    pub budget: Option<usize>,
+}
+
+/// The compiled context of a task: the routed skill's instructions and boundary and its tiered
+/// context, or the refusal `ask` would give.
+pub async fn context(State(shared): State<Shared>, Json(req): Json<ContextRequest>) -> Result<Response, ApiError> {
+    if let Some(s) = &req.skill {
+        paths::skill_id(s)?;
+    }
+    let options = ContextOptions { skill: req.skill, budget: req.budget };
+    Ok(axum::Json(shared.service.context(req.task, options).await?).into_response())
+}
+
+pub async fn skill(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {
+    paths::skill_id(&skill)?;
+    Ok(axum::Json(shared.service.skill_card(skill).await?).into_response())
 }
 
 pub async fn skills(State(shared): State<Shared>) -> Result<Response, ApiError> {

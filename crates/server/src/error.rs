@@ -79,7 +79,7 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> ApiError {
         let status = match &e {
             EngineError::UnknownSkill { .. } => StatusCode::NOT_FOUND,
-            EngineError::NotIndexed(_) => StatusCode::NOT_FOUND,
+            EngineError::NotIndexed(_) | EngineError::UnknownSource { .. } => StatusCode::NOT_FOUND,
             EngineError::Busy(_) => StatusCode::CONFLICT,
             EngineError::Invalid(_) => StatusCode::BAD_REQUEST,
             EngineError::Store(StoreError::ReadOnly(_) | StoreError::Locked(_)) => StatusCode::CONFLICT,
@@ -94,7 +94,7 @@ impl From<AskError> for ApiError {
     fn from(e: AskError) -> ApiError {
         match e {
             AskError::Engine(e) => e.into(),
-            AskError::Empty => ApiError::bad_request(e.to_string()),
+            AskError::Empty | AskError::Budget { .. } => ApiError::bad_request(e.to_string()),
             AskError::Tune(e) => ApiError::internal(e.to_string()),
             AskError::Llm(e) => ApiError::internal(e.to_string()),
         }

@@ -1,21 +1,32 @@
-//! The MCP server: the tools `list_skills`, `search_knowledge_base`, `ask` and `list_sources`,
-//! served over stdio (`skillrag mcp`) and streamable HTTP (`/mcp` under `skillrag serve`).
-//! Each tool returns readable text for the model and the same data as `structuredContent`.
+//! The MCP server: the tools `list_skills`, `get_skill`, `compile_context`,
+//! `search_knowledge_base`, `ask` and `list_sources`, served over stdio (`skillrag mcp`) and
+//! streamable HTTP (`/mcp` under `skillrag serve`). Each tool is read-only, validates its
+//! arguments against its declared schema, and returns readable text for the model and the same
+//! data as `structuredContent`, described by its `outputSchema`. Skills are also resources and
+//! prompts (`catalog`).
 
 use crate::error::ApiError;
 use crate::paths;
 use crate::service::Service;
+use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
+use rmcp::schemars::JsonSchema;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use skillrag_ask::AskOptions;
+use skillrag_ask::{AskOptions, ContextOptions};
+use skillrag_core::Hit;
+use skillrag_engine::SkillCard;
 use skillrag_store::hybrid::Mode;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
+mod catalog;
 pub mod stdio;
 
 #[derive(Clone)]
@@ -29,51 +40,194 @@ impl SkillragMcp {
     }
 }
 
-fn schema(properties: Value, required: &[&str]) -> Arc<Map<String, Value>> {
-    let v = json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+// The tools' arguments. Their input schemas are generated from these types (schemars, as
+// rmcp's own tool macros do), and the arguments a client sends are read through the same types,
+// so what is declared is what is enforced.
+
+/// No arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct NoArguments {}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct SearchArguments {
+    /// The question or keywords.
+    query: String,
+    /// Search only this skill (an id from list_skills); default every skill.
+    skill: Option<String>,
+    /// Number of passages (default 5).
+    #[schemars(range(min = 1, max = 50))]
+    k: Option<u64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct AskArguments {
+    /// The question.
+    query: String,
+    /// Answer from this skill only (an id from list_skills); default: routed.
+    skill: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct SkillArguments {
+    /// A skill id from list_skills.
+    skill: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct ContextArguments {
+    /// The task the agent is about to perform, in the user's words.
+    task: String,
+    /// Compile this skill's context (an id from list_skills); default: routed like `ask`.
+    skill: Option<String>,
+    /// The context budget in the server's unit (the local LLM's tokens, else characters);
+    /// default the configured one.
+    #[schemars(range(min = 1, max = 1_000_000))]
+    budget: Option<u64>,
+}
+
+fn object(v: Value) -> Arc<Map<String, Value>> {
     match v {
         Value::Object(m) => Arc::new(m),
         _ => Arc::new(Map::new()),
     }
 }
 
+/// The input schema of an argument type (always an object: these are structs).
+fn input<T: JsonSchema + 'static>() -> Arc<Map<String, Value>> {
+    schema_for_input::<T>().unwrap_or_else(|_| object(json!({"type": "object"})))
+}
+
+/// A read-only tool of this server: it never changes the project, and calling it twice gives
+/// the same result on the same index.
+fn tool(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    input: Arc<Map<String, Value>>,
+    output: Value,
+) -> Tool {
+    let mut tool = Tool::new(name, description, input);
+    tool.annotations =
+        Some(ToolAnnotations::with_title(title).read_only(true).destructive(false).idempotent(true).open_world(false));
+    tool.output_schema = Some(object(output));
+    tool
+}
+
+/// The tools, built once: their schemas are generated and read on every call.
+static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(tools);
+
+/// The output schemas describe the top level of each tool's `structuredContent` (the same JSON
+/// as the HTTP API's; docs/http-api.md has every field).
 fn tools() -> Vec<Tool> {
-    let skill = json!({"type": "string", "description": "A skill id from list_skills"});
+    let array = json!({"type": "array"});
+    let text = json!({"type": "string"});
+    let nullable = |t: &str| json!({"type": [t, "null"]});
     vec![
-        Tool::new(
+        tool(
             "list_skills",
+            "List skills",
             "List the knowledge skills: what each answers, its triggers, and its index state.",
-            schema(json!({}), &[]),
+            input::<NoArguments>(),
+            json!({"type": "object", "properties": {"skills": {"type": "array", "items": {"type": "object",
+                "properties": {"skill": text, "description": text, "files": {"type": "integer"},
+                    "chunks": {"type": "integer"}},
+                "required": ["skill", "description", "files", "chunks"]}}}, "required": ["skills"]}),
         ),
-        Tool::new(
+        tool(
+            "get_skill",
+            "Get a skill",
+            "What one skill says about itself before you use it: description, triggers, instructions (rules to \
+             follow), boundary (what it must not answer), examples, and a summary of its knowledge (documents per \
+             tier, chunks, whether the index is fresh).",
+            input::<SkillArguments>(),
+            json!({"type": "object", "properties": {"skill": text, "name": text, "description": text,
+                "triggers": array, "instructions": text, "boundary": {"type": "object"}, "examples": array,
+                "knowledge": {"type": "object"}},
+                "required": ["skill", "name", "description", "triggers", "examples", "knowledge"]}),
+        ),
+        tool(
+            "compile_context",
+            "Compile a skill's context for a task",
+            "Before you perform a task, get what the right skill says about it: the task is routed like `ask` \
+             (or goes to the given skill), and you get the skill's instructions and boundary and its knowledge \
+             in tier order — rules (must follow), then examples, then references — under a budget, each piece \
+             labelled [n] with its source, plus what was left out. Cite the [n] sources in your work. A task \
+             no skill covers is refused with a reason, exactly as `ask` refuses it.",
+            input::<ContextArguments>(),
+            json!({"type": "object", "properties": {"task": text, "route": {"type": "object"},
+                "refusal": {"type": "object"}, "skills": array, "context": {"type": "object",
+                    "properties": {"pieces": array, "dropped": array, "budget": {"type": "integer"},
+                        "used": {"type": "integer"}, "unit": text},
+                    "required": ["pieces", "dropped", "budget", "used", "unit"]},
+                "warnings": array, "timings_ms": {"type": "object"}},
+                "required": ["task", "route", "skills", "context"]}),
+        ),
+        tool(
             "search_knowledge_base",
-            "Retrieve passages from the skills' knowledge bases (hybrid BM25 + vector search), with source, \
-             heading and scores. Use it to find evidence; cite the source.",
-            schema(
-                json!({
-                    "query": {"type": "string", "description": "The question or keywords"},
-                    "skill": skill,
-                    "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Number of passages (default 5)"},
-                }),
-                &["query"],
-            ),
+            "Search the knowledge",
+            "Retrieve passages from the skills' knowledge bases (hybrid BM25 + vector search), best first, with \
+             source, heading and which retrieval lists found them. Use it to find evidence; cite the source.",
+            input::<SearchArguments>(),
+            json!({"type": "object", "properties": {"query": text, "terms": array, "hits": {"type": "array",
+                "items": {"type": "object", "properties": {"skill": text, "source": text, "heading": text,
+                    "text": text}, "required": ["skill", "source", "text"]}},
+                "query_visibility": nullable("number"), "skills": array, "timings_ms": {"type": "object"}},
+                "required": ["query", "hits"]}),
         ),
-        Tool::new(
+        tool(
             "ask",
+            "Ask",
             "Answer a question from the knowledge bases: routed to the right skill, answered only from retrieved \
              text with [n] citations, or refused with a reason (out_of_scope, not_found, ambiguous, boundary).",
-            schema(json!({"query": {"type": "string"}, "skill": skill}), &["query"]),
+            input::<AskArguments>(),
+            json!({"type": "object", "properties": {"query": text, "answer": text, "route": {"type": "object"},
+                "citations": array, "refusal": {"type": ["object", "null"]}, "hits": array},
+                "required": ["query", "answer", "route", "citations"]}),
         ),
-        Tool::new(
+        tool(
             "list_sources",
+            "List a skill's documents",
             "List the indexed documents of one skill with their chunk counts.",
-            schema(json!({"skill": skill}), &["skill"]),
+            input::<SkillArguments>(),
+            json!({"type": "object", "properties": {"skill": text, "sources": {"type": "array", "items":
+                {"type": "object", "properties": {"source": text, "title": text, "chunks": {"type": "integer"}},
+                    "required": ["source", "chunks"]}}}, "required": ["skill", "sources"]}),
         ),
     ]
 }
 
-fn text_arg(args: &Map<String, Value>, name: &str) -> Option<String> {
-    args.get(name).and_then(Value::as_str).map(str::to_string)
+/// The arguments of a call, read as the tool's input schema says. serde checks the types, the
+/// required arguments and unknown ones, and `serde_path_to_error` names the argument at fault;
+/// the numeric bounds are read from the same schema. (A general JSON Schema validator would be a
+/// large dependency for the one keyword these schemas add to their types.)
+fn arguments<T: DeserializeOwned>(tool: &Tool, args: Map<String, Value>) -> Result<T, ApiError> {
+    let properties = tool.input_schema.get("properties").and_then(Value::as_object);
+    for (name, value) in &args {
+        let (Some(n), Some(declared)) = (value.as_f64(), properties.and_then(|p| p.get(name))) else { continue };
+        if let Some(min) = declared.get("minimum").and_then(Value::as_f64).filter(|min| n < *min) {
+            return Err(ApiError::bad_request(format!("`{name}` must be at least {min}, not {value}")));
+        }
+        if let Some(max) = declared.get("maximum").and_then(Value::as_f64).filter(|max| n > *max) {
+            return Err(ApiError::bad_request(format!("`{name}` must be at most {max}, not {value}")));
+        }
+    }
+    serde_path_to_error::deserialize(Value::Object(args)).map_err(|e| {
+        let at = e.path().to_string();
+        match at.as_str() {
+            "." => ApiError::bad_request(format!("invalid arguments: {}", e.into_inner())),
+            _ => ApiError::bad_request(format!("`{at}`: {}", e.into_inner())),
+        }
+    })
 }
 
 fn ok(text: String, structured: Value) -> CallToolResult {
@@ -82,14 +236,37 @@ fn ok(text: String, structured: Value) -> CallToolResult {
     r
 }
 
+fn checked_skill(skill: Option<String>) -> Result<Option<String>, ApiError> {
+    if let Some(s) = &skill {
+        paths::skill_id(s)?;
+    }
+    Ok(skill)
+}
+
+/// Which retrieval lists found a hit and where: what an agent can read, unlike a fused RRF score.
+fn found_by(h: &Hit) -> String {
+    let mut lists = Vec::new();
+    if let Some(r) = h.ranks.bm25 {
+        lists.push(format!("keywords #{r}"));
+    }
+    if let Some(r) = h.ranks.dense {
+        lists.push(format!("meaning #{r}"));
+    }
+    if lists.is_empty() {
+        String::new()
+    } else {
+        format!(" (found by {})", lists.join(", "))
+    }
+}
+
 impl SkillragMcp {
     async fn call(&self, name: &str, args: Map<String, Value>) -> Result<CallToolResult, ApiError> {
-        let skill = text_arg(&args, "skill");
-        if let Some(s) = &skill {
-            paths::skill_id(s)?;
-        }
+        let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
+            return Err(ApiError::not_found(format!("unknown tool `{name}`")));
+        };
         match name {
             "list_skills" => {
+                let NoArguments {} = arguments(tool, args)?;
                 let skills = self.service.skills().await?;
                 let text = skills
                     .iter()
@@ -104,10 +281,24 @@ impl SkillragMcp {
                     .join("\n");
                 Ok(ok(text, json!({"skills": skills})))
             }
+            "get_skill" => {
+                let SkillArguments { skill } = arguments(tool, args)?;
+                paths::skill_id(&skill)?;
+                let card = self.service.skill_card(skill).await?;
+                Ok(ok(card_text(&card), serde_json::to_value(&card).unwrap_or(Value::Null)))
+            }
+            "compile_context" => {
+                let ContextArguments { task, skill, budget } = arguments(tool, args)?;
+                let budget = budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+                let options = ContextOptions { skill: checked_skill(skill)?, budget };
+                let context = self.service.context(task, options).await?;
+                Ok(ok(context.render(), serde_json::to_value(&context).unwrap_or(Value::Null)))
+            }
             "search_knowledge_base" => {
-                let query = text_arg(&args, "query").ok_or_else(|| ApiError::bad_request("`query` is required"))?;
-                let k = args.get("k").and_then(Value::as_u64).map_or(5, |k| k.clamp(1, 50) as usize);
-                let result = self.service.search(query, skill.into_iter().collect(), Some(k), Mode::Hybrid).await?;
+                let SearchArguments { query, skill, k } = arguments(tool, args)?;
+                let k = k.map_or(5, |k| k.clamp(1, 50) as usize);
+                let skills = checked_skill(skill)?.into_iter().collect();
+                let result = self.service.search(query, skills, Some(k), Mode::Hybrid).await?;
                 let text = if result.hits.is_empty() {
                     "No passages found.".to_string()
                 } else {
@@ -117,12 +308,12 @@ impl SkillragMcp {
                         .enumerate()
                         .map(|(i, h)| {
                             format!(
-                                "[{}] {}/{} › {} (score {:.4})\n{}",
+                                "[{}] {}/{} › {}{}\n{}",
                                 i + 1,
                                 h.skill,
                                 h.location(),
                                 h.heading,
-                                h.scores.fused,
+                                found_by(h),
                                 h.text
                             )
                         })
@@ -132,12 +323,14 @@ impl SkillragMcp {
                 Ok(ok(text, serde_json::to_value(&result).unwrap_or(Value::Null)))
             }
             "ask" => {
-                let query = text_arg(&args, "query").ok_or_else(|| ApiError::bad_request("`query` is required"))?;
-                let (answer, _) = self.service.ask(query, AskOptions { skill, id: None }, Vec::new()).await?;
+                let AskArguments { query, skill } = arguments(tool, args)?;
+                let options = AskOptions { skill: checked_skill(skill)?, id: None };
+                let (answer, _) = self.service.ask(query, options, Vec::new()).await?;
                 Ok(ok(crate::openai::content_of(&answer), serde_json::to_value(&*answer).unwrap_or(Value::Null)))
             }
             "list_sources" => {
-                let skill = skill.ok_or_else(|| ApiError::bad_request("`skill` is required"))?;
+                let SkillArguments { skill } = arguments(tool, args)?;
+                paths::skill_id(&skill)?;
                 let sources = self.service.sources(skill.clone()).await?;
                 let text = sources
                     .iter()
@@ -151,13 +344,46 @@ impl SkillragMcp {
     }
 }
 
+/// A skill card as an agent reads it: what to follow and where the skill stops first.
+fn card_text(card: &SkillCard) -> String {
+    let mut out = vec![format!("# {} ({})\n{}", card.name, card.skill, card.description)];
+    if !card.triggers.is_empty() {
+        out.push(format!("Triggers: {}", card.triggers.join(", ")));
+    }
+    if let Some(instructions) = &card.instructions {
+        out.push(format!("## Instructions\n{}", instructions.trim()));
+    }
+    if let Some(boundary) = &card.boundary {
+        out.push(format!("## Boundary\n{}", boundary.text.trim()));
+    }
+    if !card.examples.is_empty() {
+        let examples: Vec<String> = card.examples.iter().map(|e| format!("- {e}")).collect();
+        out.push(format!("## Examples\n{}", examples.join("\n")));
+    }
+    let k = &card.knowledge;
+    let tiers: Vec<String> = k.tiers.iter().map(|(tier, n)| format!("{n} {tier}")).collect();
+    let state = serde_json::to_value(&k.index)
+        .ok()
+        .and_then(|v| v.get("state").and_then(Value::as_str).map(String::from))
+        .unwrap_or_default();
+    out.push(format!(
+        "## Knowledge\n{} documents ({}), {} chunks, index {state}",
+        k.documents,
+        if tiers.is_empty() { "none indexed".to_string() } else { tiers.join(", ") },
+        k.chunks
+    ));
+    out.join("\n\n")
+}
+
 impl ServerHandler for SkillragMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
             .with_server_info(Implementation::new("skillrag", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Knowledge bases organised as skills. Call `ask` for a cited answer, or `search_knowledge_base` \
-                 for raw passages; `list_skills` says what each skill covers.",
+                "Knowledge bases organised as skills. Call `ask` for a cited answer; before you perform a task \
+                 yourself, call `compile_context` for the right skill's rules, examples and references; \
+                 `search_knowledge_base` gives raw passages; `list_skills` and `get_skill` say what each skill \
+                 covers and where it stops.",
             )
     }
 
@@ -166,7 +392,7 @@ impl ServerHandler for SkillragMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(TOOLS.clone()))
     }
 
     async fn call_tool(
@@ -181,6 +407,43 @@ impl ServerHandler for SkillragMcp {
             Ok(r) => r,
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e.message)]),
         };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        catalog::list_resources(&self.service, cursor.as_deref()).await.map_err(catalog::protocol_error)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let result = catalog::read_resource(&self.service, &request.uri).await.map_err(catalog::protocol_error)?;
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        catalog::list_prompts(&self.service).await.map_err(catalog::protocol_error)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let arguments = request.arguments.as_ref();
+        let result =
+            catalog::get_prompt(&self.service, &request.name, arguments).await.map_err(catalog::protocol_error)?;
         Ok(result.into())
     }
 }

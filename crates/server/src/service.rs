@@ -7,9 +7,10 @@ use crate::metrics::Metrics;
 use crate::queue::{Refused, WorkQueue};
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use skillrag_ask::{Answer, AskOptions, Assistant, Gap, Route};
+use skillrag_ask::{Answer, AskOptions, Assistant, ContextOptions, Gap, Route, TaskContext};
 use skillrag_engine::{
-    Engine, IndexOptions, IndexReport, Project, SearchOptions, SearchResult, SilentProgress, SkillStatus, SourceInfo,
+    Engine, IndexOptions, IndexReport, Project, SearchOptions, SearchResult, SilentProgress, SkillCard, SkillStatus,
+    SourceInfo,
 };
 use skillrag_store::hybrid::Mode;
 use std::num::NonZeroUsize;
@@ -279,6 +280,51 @@ impl Service {
             Ok(engine.search(&query, &options)?)
         })
         .await
+    }
+
+    /// The compiled context of a task (the ask pipeline stopped before generation).
+    pub async fn context(self: &Arc<Self>, task: String, options: ContextOptions) -> Result<TaskContext, ApiError> {
+        if task.trim().is_empty() {
+            return Err(ApiError::bad_request("the task is empty"));
+        }
+        let live = self.live();
+        self.work(move || Ok(live.assistant.compile_context(&task, &options)?)).await
+    }
+
+    /// Every skill with its indexed documents (none for a skill without an index).
+    pub async fn catalog(self: &Arc<Self>) -> Result<Vec<(SkillStatus, Vec<SourceInfo>)>, ApiError> {
+        let live = self.live();
+        blocking(move || {
+            let engine = &live.assistant.engine;
+            let mut out = Vec::new();
+            for status in engine.status()? {
+                let sources = engine.sources(&status.skill).unwrap_or_default();
+                out.push((status, sources));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// A skill's `SKILL.md` as written, read with the refusals of loading it.
+    pub async fn skill_file(self: &Arc<Self>, skill: String) -> Result<String, ApiError> {
+        let live = self.live();
+        blocking(move || {
+            let skill = live.assistant.engine.skill(&skill)?;
+            skillrag_skill::read_skill_file(&skill.dir, &skill.id).map_err(|d| ApiError::not_found(d.to_string()))
+        })
+        .await
+    }
+
+    /// One knowledge document's text, looked up in the skill's knowledge listing.
+    pub async fn document_text(self: &Arc<Self>, skill: String, source: String) -> Result<String, ApiError> {
+        let live = self.live();
+        blocking(move || Ok(live.assistant.engine.document_text(&skill, &source)?)).await
+    }
+
+    pub async fn skill_card(self: &Arc<Self>, skill: String) -> Result<SkillCard, ApiError> {
+        let live = self.live();
+        blocking(move || Ok(live.assistant.engine.skill_card(&skill)?)).await
     }
 
     pub async fn skills(self: &Arc<Self>) -> Result<Vec<SkillStatus>, ApiError> {

@@ -13,7 +13,7 @@ mod sections;
 
 pub use discover::{discover, Discovery};
 pub use lint::advice;
-pub use parse::{parse_skill, parse_skill_text, ParsedSkill};
+pub use parse::{parse_skill, parse_skill_text, read_skill_file, ParsedSkill};
 pub use sections::{split_list, SectionKind};
 
 use skillrag_core::DocType;
@@ -38,7 +38,7 @@ pub enum SkillForm {
 }
 
 /// Where a skill's knowledge ends: what it supports and what it explicitly does not.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Boundary {
     pub text: String,
     pub supports: Vec<String>,

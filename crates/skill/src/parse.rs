@@ -37,36 +37,43 @@ pub struct ParsedSkill {
 
 /// Reads `dir/SKILL.md`. The skill id is the folder name.
 pub fn parse_skill(dir: &Path) -> ParsedSkill {
-    let file = dir.join(SKILL_FILE);
     let id = match dir.file_name().and_then(|n| n.to_str()) {
         Some(id) => id.to_string(),
         None => {
             return fatal(Diagnostic::error(dir, None, "skill folder name is not valid UTF-8; rename the folder"));
         }
     };
+    let text = match read_skill_file(dir, &id) {
+        Ok(text) => text,
+        Err(refused) => return fatal(refused),
+    };
+    parse_skill_text(dir, &id, &text)
+}
+
+/// The text of a skill folder's `SKILL.md`, read with the refusals of loading it (a symlink out
+/// of the project, a FIFO, a missing file, invalid UTF-8): what [`parse_skill`] parses, and what
+/// MCP serves as the skill's `skill://{id}/SKILL.md` resource.
+pub fn read_skill_file(dir: &Path, id: &str) -> Result<String, Diagnostic> {
+    let file = dir.join(SKILL_FILE);
     if let Some(refused) = refuse_skill_file(dir, &file) {
-        return fatal(refused);
+        return Err(refused);
     }
     let bytes = match std::fs::read(&file) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let hint = case_variant(dir).map_or(String::new(), |f| format!(" (found `{f}`: rename it to SKILL.md)"));
-            return fatal(Diagnostic::error(
+            return Err(Diagnostic::error(
                 dir,
                 None,
                 format!("skill folder has no {SKILL_FILE}{hint}; skipped (`skillrag new {id}` scaffolds one)"),
             ));
         }
-        Err(e) => return fatal(Diagnostic::error(&file, None, format!("cannot read: {e}"))),
+        Err(e) => return Err(Diagnostic::error(&file, None, format!("cannot read: {e}"))),
     };
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => {
-            let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
-            return fatal(Diagnostic::error(&file, Some(line), "SKILL.md is not valid UTF-8; save it as UTF-8"));
-        }
-    };
-    parse_skill_text(dir, &id, &text)
+    String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        Diagnostic::error(&file, Some(line), "SKILL.md is not valid UTF-8; save it as UTF-8")
+    })
 }
 
 /// Why `SKILL.md` must not be opened: a symlink that leaves the project (`SKILL.md ->

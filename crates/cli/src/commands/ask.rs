@@ -1,10 +1,10 @@
-//! `skillrag ask`, `chat`, `batch`, `route` and `tune`.
+//! `skillrag ask`, `context`, `chat`, `batch`, `route` and `tune`.
 
 use super::{open_engine, open_project, print_json};
-use crate::cli::{AskArgs, BatchArgs, ChatArgs, Cli, RouteArgs, TuneArgs};
+use crate::cli::{AskArgs, BatchArgs, ChatArgs, Cli, ContextArgs, RouteArgs, TuneArgs};
 use crate::output::{truncate, Table};
 use anyhow::{Context, Result};
-use skillrag_ask::{Answer, AskOptions, Assistant, Conversation, Route};
+use skillrag_ask::{Answer, AskOptions, Assistant, ContextOptions, Conversation, Refusal, Route};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -24,6 +24,33 @@ pub fn ask(cli: &Cli, args: &AskArgs) -> Result<ExitCode> {
     }
     let (answer, streamed) = ask_streamed(&assistant, &args.query, &options, None)?;
     print_answer(&answer, args.hits, streamed);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skillrag context`: the compiled context of a task, or the refusal `ask` would give (exit 0
+/// either way, as `ask`: a refusal is an answer).
+pub fn context(cli: &Cli, args: &ContextArgs) -> Result<ExitCode> {
+    let assistant = open_assistant(cli, true)?;
+    let budget = args.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+    let task = assistant.compile_context(&args.task, &ContextOptions { skill: args.skill.clone(), budget })?;
+    if cli.json {
+        print_json(&task)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for w in &task.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("{}", task.render());
+    let c = &task.context;
+    let how = route_how(&task.route, task.refusal.as_ref());
+    eprintln!(
+        "— {how}; {} pieces, {} of {} {}; {:.1} ms",
+        c.pieces.len(),
+        c.used,
+        c.budget,
+        c.unit,
+        task.timings_ms.total
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -96,16 +123,21 @@ fn print_answer(answer: &Answer, show_hits: bool, streamed: bool) {
     }
 }
 
-fn route_summary(answer: &Answer) -> String {
-    let r = &answer.route;
-    let refusal = answer.refusal.as_ref().map(|r| format!(", refusal {}", r.kind.as_str())).unwrap_or_default();
+/// How a question was routed, and its refusal: `single labor-law (0.98), refusal not_found`.
+fn route_how(r: &Route, refusal: Option<&Refusal>) -> String {
+    let refusal = refusal.map(|r| format!(", refusal {}", r.kind.as_str())).unwrap_or_default();
     let how = match (&r.gate, r.forced) {
         (Some(g), _) => format!("gate: {g}"),
         (None, true) => format!("skill {} (forced)", r.skills.join(", ")),
         (None, false) => format!("{} {} ({:.2})", r.decision.as_str(), r.skills.join(" + "), r.confidence),
     };
+    format!("{how}{refusal}")
+}
+
+fn route_summary(answer: &Answer) -> String {
+    let how = route_how(&answer.route, answer.refusal.as_ref());
     format!(
-        "— {how}{refusal}; {} attempt(s); {:.1} ms (route {:.1}, retrieve {:.1}, answer {:.1})",
+        "— {how}; {} attempt(s); {:.1} ms (route {:.1}, retrieve {:.1}, answer {:.1})",
         answer.attempts,
         answer.timings_ms.total,
         answer.timings_ms.route,

@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sources(args) => skills::sources(&cli, args),
         Command::Extract(args) => extract::extract(&cli, args),
         Command::Ask(args) => ask::ask(&cli, args),
+        Command::Context(args) => ask::context(&cli, args),
         Command::Chat(args) => ask::chat(&cli, args),
         Command::Batch(args) => ask::batch(&cli, args),
         Command::Route(args) => ask::route(&cli, args),

@@ -31,7 +31,9 @@ try:  # mcp >= 1.24 / 2.x
 except ImportError:  # older mcp 1.x
     from mcp.client.streamable_http import streamablehttp_client as _http_client
 
-TOOLS = {"list_skills", "search_knowledge_base", "ask", "list_sources"}
+TOOLS = {"list_skills", "get_skill", "compile_context", "search_knowledge_base", "ask", "list_sources"}
+# A task whose evidence includes router-faq's support policy (a `rules` file).
+RULES_TASK = "Write a reply to a customer who asks whether a factory reset voids the warranty"
 SOURCE_RE = re.compile(r"[\w./-]+\.(?:md|txt|pdf|docx|html?|csv|tsv|jsonl?)\b")
 TIMEOUT = 180.0
 
@@ -102,7 +104,13 @@ async def checks_on(session: ClientSession) -> None:
             expect(t.description, f"tool {t.name} has no description")
             schema = field(t, "input_schema", "inputSchema")
             expect(isinstance(schema, dict) and schema.get("type") == "object", f"tool {t.name} input schema {schema!r}")
-        return ", ".join(sorted(names))
+            expect(schema.get("additionalProperties") is False, f"tool {t.name} accepts unknown arguments: {schema!r}")
+            output = field(t, "output_schema", "outputSchema")
+            expect(isinstance(output, dict) and output.get("type") == "object", f"tool {t.name} output schema {output!r}")
+            hints = t.annotations
+            read_only = field(hints, "read_only_hint", "readOnlyHint") if hints is not None else None
+            expect(read_only is True, f"tool {t.name} is not marked readOnlyHint: {hints!r}")
+        return ", ".join(sorted(names)) + "; all read-only, with input and output schemas"
 
     async def list_skills():
         r = await call(session, "list_skills", {})
@@ -151,6 +159,87 @@ async def checks_on(session: ClientSession) -> None:
             detail += f", {len(cits)} citations, route router-faq"
         return detail
 
+    async def get_skill():
+        r = await call(session, "get_skill", {"skill": "router-faq"})
+        expect(not is_error(r), f"isError: {texts(r)[:200]}")
+        text = texts(r)
+        expect("## Instructions" in text and "Never ask the customer" in text, f"no instructions: {text[:400]!r}")
+        expect("## Boundary" in text, f"no boundary: {text[:400]!r}")
+        data = structured(r)
+        expect(isinstance(data, dict) and data.get("skill") == "router-faq", f"structuredContent {data!r:.300}")
+        tiers = data["knowledge"]["tiers"]
+        expect(tiers.get("rules", 0) >= 1, f"knowledge tiers {tiers!r}")
+        return f"tiers {tiers}"
+
+    async def compile_context():
+        r = await call(session, "compile_context", {"task": RULES_TASK, "budget": 4000})
+        expect(not is_error(r), f"isError: {texts(r)[:200]}")
+        text = texts(r)
+        expect(text.index("## Instructions") < text.index("[1] rules ·"), f"instructions, then rules: {text[:600]!r}")
+        data = structured(r)
+        pieces = data["context"]["pieces"]
+        expect(pieces and pieces[0]["tier"] == "rules", f"first piece {pieces[:1]!r}")
+        expect([s["skill"] for s in data["skills"]] == ["router-faq"], f"skills {data['skills']!r}")
+        refused = await call(session, "compile_context", {"task": "Who won the football world cup in 1998?"})
+        expect(not is_error(refused), f"a refusal is a result, not an error: {texts(refused)[:200]}")
+        expect(structured(refused)["refusal"]["kind"] == "out_of_scope", f"{structured(refused)!r:.300}")
+        return f"{len(pieces)} pieces, first {pieces[0]['source']}; out-of-scope task refused"
+
+    async def bad_arguments():
+        cases = [
+            ("search_knowledge_base", {"query": "reset", "k": 0}, "`k`"),
+            ("search_knowledge_base", {"query": "reset", "k": "five"}, "`k`"),
+            ("search_knowledge_base", {"query": "reset", "colour": "red"}, "colour"),
+            ("ask", {"query": 42}, "`query`"),
+            ("ask", {}, "query"),
+            ("compile_context", {"task": "reset", "budget": 0}, "`budget`"),
+            ("get_skill", {"skill": ["router-faq"]}, "`skill`"),
+        ]
+        for tool, args, needle in cases:
+            try:
+                r = await call(session, tool, args)
+            except Exception as e:  # noqa: BLE001 - a client-side schema check is acceptable too
+                message = str(e)
+            else:
+                expect(is_error(r), f"{tool} {args!r} was accepted: {texts(r)[:200]!r}")
+                message = texts(r)
+            expect(needle in message, f"{tool} {args!r}: the error does not name {needle}: {message[:200]!r}")
+        return f"{len(cases)} bad calls refused, each naming its argument"
+
+    async def resources():
+        listed = (await session.list_resources()).resources
+        uris = {str(r.uri) for r in listed}
+        expect("skill://router-faq/SKILL.md" in uris, f"no SKILL.md resource: {sorted(uris)[:10]}")
+        faq = "skill://router-faq/knowledge/faq.md"
+        expect(faq in uris, f"no resource for router-faq's faq.md: {sorted(uris)[:10]}")
+        skill_md = (await session.read_resource("skill://router-faq/SKILL.md")).contents[0].text
+        expect("name: router-faq" in skill_md, f"SKILL.md text: {skill_md[:200]!r}")
+        document = (await session.read_resource(faq)).contents[0].text
+        expect("Nimbus" in document, f"faq.md text: {document[:200]!r}")
+        for bad in ("skill://router-faq/../../skillrag.toml", "skill://router-faq/knowledge/missing.md", "file:///etc/passwd"):
+            try:
+                r = await session.read_resource(bad)
+            except Exception:  # noqa: BLE001 - an MCP error is the expected outcome
+                continue
+            raise CheckFailed(f"{bad} was served: {r.contents[0].text[:100]!r}")
+        return f"{len(uris)} resources; SKILL.md and faq.md read; 3 bad URIs refused"
+
+    async def prompts():
+        listed = (await session.list_prompts()).prompts
+        names = {p.name for p in listed}
+        expect(names == {"labor-law", "router-faq", "tea-brewing"}, f"prompts {sorted(names)}")
+        r = await session.get_prompt("router-faq", {"task": RULES_TASK})
+        text = r.messages[0].content.text
+        expect("## Instructions" in text and "[1] rules ·" in text, f"prompt text: {text[:400]!r}")
+        expect(text.rstrip().endswith(RULES_TASK), f"the prompt does not end with the task: {text[-200:]!r}")
+        try:
+            await session.get_prompt("router-faq", {})
+        except Exception as e:  # noqa: BLE001
+            expect("task" in str(e), f"the error does not name `task`: {e}")
+        else:
+            raise CheckFailed("a prompt without its task was accepted")
+        return f"{len(names)} prompts; router-faq's carries its rules and the task"
+
     async def list_sources():
         r = await call(session, "list_sources", {"skill": "router-faq"})
         expect(not is_error(r), f"isError: {texts(r)[:200]}")
@@ -187,11 +276,16 @@ async def checks_on(session: ClientSession) -> None:
         expect(is_error(r), f"ask without query did not fail: {texts(r)[:200]!r}")
         return f"isError: {texts(r)[:100]!r}"
 
-    await run_check("list_tools names the four tools", list_tools)
+    await run_check("list_tools names the six tools", list_tools)
     await run_check("list_skills mentions router-faq", list_skills)
     await run_check("search_knowledge_base returns sources", search)
     await run_check("ask answers with [n] citations", ask)
     await run_check("list_sources router-faq lists .md files", list_sources)
+    await run_check("get_skill router-faq has instructions, boundary and tiers", get_skill)
+    await run_check("compile_context gives the rule tier first", compile_context)
+    await run_check("arguments are checked against the schema", bad_arguments)
+    await run_check("skills are resources: SKILL.md and documents", resources)
+    await run_check("one prompt per skill, with the task's context", prompts)
     await run_check("list_sources ../etc is an error, not a crash", bad_skill)
     await run_check("ask without query is an error", missing_query)
 

@@ -1,0 +1,221 @@
+//! The compiled skill context for a task (docs/design.md §4.8): what an agent that is about to
+//! perform a task gets from a skill — its instructions and boundary, and its knowledge compiled in
+//! tier order (rules → examples → references) under a budget, each piece labelled `[n]` with its
+//! source. It is the ask pipeline stopped before generation: the same gate, route, refusals and
+//! retrieval as [`Assistant::ask`], so an agent never gets context a question would be refused.
+
+use crate::contract::{Answer, Context, Refusal, Route, Timings};
+use crate::{gate, ms, normalize_question, AskError, AskOptions, Assistant, TurnLlm};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// The largest budget a caller may ask for (in the budget's unit). The context is bounded by the
+/// number of pieces anyway; a larger number is a mistake worth saying so.
+pub const MAX_CONTEXT_BUDGET: usize = 1_000_000;
+
+/// Per-task options.
+#[derive(Debug, Clone, Default)]
+pub struct ContextOptions {
+    /// Compile this skill's context (no routing).
+    pub skill: Option<String>,
+    /// The budget in the configured unit (the local LLM's tokens, else characters); default
+    /// the configured one (`[llm] context_tokens` or `context_chars`).
+    pub budget: Option<usize>,
+}
+
+/// What a skill tells the agent that uses it: the parts of its SKILL.md that govern the work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillBrief {
+    pub skill: String,
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<String>,
+}
+
+/// The compiled context of one task, or the refusal a question would get.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskContext {
+    pub task: String,
+    pub route: Route,
+    /// Why there is no context: the same refusal `ask` gives (`out_of_scope`, `not_found`,
+    /// `ambiguous`, `boundary`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<Refusal>,
+    /// The routed skills' instructions and boundaries, in route order.
+    pub skills: Vec<SkillBrief>,
+    /// The pieces in tier order within the budget, with what was dropped.
+    pub context: Context,
+    pub warnings: Vec<String>,
+    pub timings_ms: Timings,
+}
+
+impl Assistant {
+    /// The compiled context for `task`: gated, routed and retrieved exactly as [`Assistant::ask`]
+    /// does, then compiled within `options.budget`. Small talk and text operations on text the
+    /// user gives need no knowledge: they get the gate's route and an empty context. Tasks are not
+    /// questions a user asked, so nothing is written to the gaps log.
+    pub fn compile_context(&self, task: &str, options: &ContextOptions) -> Result<TaskContext, AskError> {
+        if let Some(budget) = options.budget {
+            if budget == 0 || budget > MAX_CONTEXT_BUDGET {
+                return Err(AskError::Budget { given: budget, max: MAX_CONTEXT_BUDGET });
+            }
+        }
+        let started = Instant::now();
+        let text = normalize_question(task)?;
+        let mut answer = Answer::new(None, text.clone());
+        let llm = TurnLlm { generator: self.generator.as_deref(), assist: self.assist.as_ref() };
+        if let Some(kind) = gate::check(&text, options.skill.is_some()) {
+            answer.route = gate::gated_route(kind);
+            answer.timings_ms.gate = ms(started);
+            answer.timings_ms.total = answer.timings_ms.gate;
+            return Ok(self.task_context(answer, vec![]));
+        }
+        answer.timings_ms.gate = ms(started);
+
+        let route_started = Instant::now();
+        let ask_options = AskOptions { skill: options.skill.clone(), id: None };
+        let (plan, routed) = self.plan_and_route(&text, &ask_options, None, llm.assist)?;
+        answer.route = routed.route.clone();
+        answer.timings_ms.route = ms(route_started) - routed.probe_ms;
+        if let Some(retrieval) = self.retrieve_evidence(&mut answer, &plan, &routed, llm)? {
+            let compile_started = Instant::now();
+            answer.context = self.compile(&answer.hits, &retrieval, options.budget);
+            answer.timings_ms.generate = ms(compile_started);
+        }
+        answer.timings_ms.total = ms(started);
+        let skills = if answer.refusal.is_none() { answer.route.skills.clone() } else { vec![] };
+        Ok(self.task_context(answer, skills))
+    }
+
+    fn task_context(&self, answer: Answer, skills: Vec<String>) -> TaskContext {
+        let skills = skills.iter().filter_map(|id| self.engine.skill(id).ok()).map(brief).collect();
+        TaskContext {
+            task: answer.query,
+            route: answer.route,
+            refusal: answer.refusal,
+            skills,
+            context: answer.context,
+            warnings: answer.warnings,
+            timings_ms: answer.timings_ms,
+        }
+    }
+}
+
+fn brief(skill: &skillrag_skill::Skill) -> SkillBrief {
+    SkillBrief {
+        skill: skill.id.clone(),
+        name: skill.name.clone(),
+        description: skill.description.clone(),
+        instructions: skill.instructions.clone().filter(|s| !s.trim().is_empty()),
+        boundary: skill.boundary.as_ref().map(|b| b.text.clone()).filter(|s| !s.trim().is_empty()),
+    }
+}
+
+impl TaskContext {
+    /// The context as an agent reads it: each skill's instructions and boundary, then the pieces
+    /// in tier order, `[n] tier · skill/source › heading`, then what the budget left out. A
+    /// refusal is its message.
+    pub fn render(&self) -> String {
+        if let Some(refusal) = &self.refusal {
+            return refusal.message.clone();
+        }
+        if let Some(gate) = &self.route.gate {
+            return format!("No knowledge is needed for this request ({gate}).");
+        }
+        let mut out: Vec<String> = Vec::new();
+        for s in &self.skills {
+            let mut block = format!("# Skill: {} — {}", s.skill, s.description);
+            if let Some(instructions) = &s.instructions {
+                block.push_str(&format!("\n\n## Instructions\n{}", instructions.trim()));
+            }
+            if let Some(boundary) = &s.boundary {
+                block.push_str(&format!("\n\n## Boundary\n{}", boundary.trim()));
+            }
+            out.push(block);
+        }
+        let c = &self.context;
+        out.push(format!("# Context ({} of {} {}; rules → examples → references)", c.used, c.budget, c.unit));
+        for p in &c.pieces {
+            let heading = if p.heading.is_empty() { String::new() } else { format!(" › {}", p.heading) };
+            let summary = p.summary.as_ref().map(|s| format!("({s})\n")).unwrap_or_default();
+            out.push(format!(
+                "[{}] {} · {}/{}{heading}\n{summary}{}",
+                p.n,
+                p.tier,
+                p.skill,
+                p.location(),
+                p.text.trim()
+            ));
+        }
+        if !c.dropped.is_empty() {
+            out.push(format!("Left out (over the budget or the piece limit): {}", c.dropped.join(", ")));
+        }
+        out.join("\n\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{ContextPiece, Decision, RefusalKind};
+
+    fn piece(n: usize, tier: &str, source: &str, text: &str) -> ContextPiece {
+        ContextPiece {
+            n,
+            tier: tier.into(),
+            skill: "hr".into(),
+            source: source.into(),
+            heading: "H".into(),
+            chunk_id: n as u64,
+            text: text.into(),
+            pages: None,
+            summary: None,
+        }
+    }
+
+    fn task(refusal: Option<Refusal>) -> TaskContext {
+        TaskContext {
+            task: "t".into(),
+            route: Route { skills: vec!["hr".into()], decision: Decision::Single, ..Route::none() },
+            refusal,
+            skills: vec![SkillBrief {
+                skill: "hr".into(),
+                name: "HR".into(),
+                description: "Leave rules".into(),
+                instructions: Some("Cite the article.".into()),
+                boundary: Some("No tax questions.".into()),
+            }],
+            context: Context {
+                pieces: vec![
+                    piece(1, "rules", "rules/cite.md", "Always cite."),
+                    piece(2, "references", "k/a.md", "Five days."),
+                ],
+                dropped: vec!["hr/k/b.md#3".into()],
+                budget: 100,
+                used: 22,
+                unit: "chars".into(),
+            },
+            warnings: vec![],
+            timings_ms: Timings::default(),
+        }
+    }
+
+    #[test]
+    fn the_rendered_context_puts_instructions_first_and_labels_each_piece_with_its_tier() {
+        let text = task(None).render();
+        let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing in {text}"));
+        assert!(at("## Instructions\nCite the article.") < at("## Boundary\nNo tax questions."));
+        assert!(at("## Boundary") < at("# Context (22 of 100 chars"));
+        assert!(at("[1] rules · hr/rules/cite.md › H\nAlways cite.") < at("[2] references · hr/k/a.md › H"));
+        assert!(text.ends_with("Left out (over the budget or the piece limit): hr/k/b.md#3"), "{text}");
+    }
+
+    #[test]
+    fn a_refused_task_renders_as_its_refusal() {
+        let refusal = Refusal { kind: RefusalKind::OutOfScope, message: "No skill covers this.".into() };
+        assert_eq!(task(Some(refusal)).render(), "No skill covers this.");
+    }
+}
