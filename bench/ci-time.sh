@@ -14,8 +14,10 @@ for ref in "$@"; do
   log="$work/trace.log"
   started=$(date +%s)
   set +e
-  # `bash -x` prints each top-level command of .ci/run with the time it started.
-  (cd "$work/src" && CARGO_TARGET_DIR="$work/target" PS4='+@$(date +%s) ' bash -x .ci/run) > "$work/out.log" 2> "$log"
+  # Each top-level command of .ci/run is traced with the time it started. PS4 is set inside the
+  # shell: bash ignores one from the environment when it runs as root.
+  (cd "$work/src" && CARGO_TARGET_DIR="$work/target" \
+    bash -c 'PS4="+@\$(date +%s) "; set -x; . .ci/run' .ci/run) > "$work/out.log" 2> "$log"
   rc=$?
   set -e
   ended=$(date +%s)
@@ -23,8 +25,9 @@ for ref in "$@"; do
   echo
   echo "| step | seconds |"
   echo "|---|---:|"
-  grep -E '^\+@[0-9]+ ' "$log" | grep -vE '^\+@[0-9]+ (cd|set|export|[A-Z_]+=|rustup|command)' |
-    awk -v end="$ended" '{t=$1; sub(/^\+@/, "", t); $1=""; cmd[NR]=substr($0, 2); start[NR]=t}
+  # `++@` marks the commands of .ci/run itself (`+@` is the `.` that runs it, `+++@` nested ones).
+  grep -E '^\+\+@[0-9]+ ' "$log" | grep -vE '^\+\+@[0-9]+ (cd|set|export|[A-Z_]+=)' |
+    awk -v end="$ended" '{t=$1; sub(/^\+\+@/, "", t); $1=""; cmd[NR]=substr($0, 2); start[NR]=t}
       END {for (i = 1; i <= NR; i++) {next_t = (i < NR) ? start[i+1] : end; printf "| `%s` | %d |\n", cmd[i], next_t - start[i]}}'
   echo
   rm -rf "$work"

@@ -26,7 +26,7 @@ TASKS = [
     "Draft the steps for updating the router firmware for a support article",
     "起草一段说明：劳动合同期限一年的，试用期最长可以约定多久",
     "写一段给员工的说明：工作满十年的年休假有几天",
-    "Prepare a brewing card for green tea: water temperature and steeping time",
+    "做一张绿茶冲泡卡片：水温多少度，泡多久",
 ]
 
 
