@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use skillrag_ask::{AskOptions, ContextOptions};
 use skillrag_core::Hit;
-use skillrag_engine::SkillCard;
+use skillrag_engine::{Freshness, SkillCard};
 use skillrag_store::hybrid::Mode;
 use std::sync::{Arc, LazyLock};
 
@@ -271,10 +271,7 @@ impl SkillragMcp {
                 let text = skills
                     .iter()
                     .map(|s| {
-                        let state = serde_json::to_value(&s.index)
-                            .ok()
-                            .and_then(|v| v.get("state").and_then(Value::as_str).map(String::from))
-                            .unwrap_or_default();
+                        let state = state_of(&s.index);
                         format!("{} — {} ({} documents, {} chunks, {state})", s.skill, s.description, s.files, s.chunks)
                     })
                     .collect::<Vec<_>>()
@@ -344,6 +341,14 @@ impl SkillragMcp {
     }
 }
 
+/// An index's freshness as its JSON names it (`fresh`, `stale`, `not_indexed`, `damaged`).
+fn state_of(freshness: &Freshness) -> String {
+    serde_json::to_value(freshness)
+        .ok()
+        .and_then(|v| v.get("state").and_then(Value::as_str).map(String::from))
+        .unwrap_or_default()
+}
+
 /// A skill card as an agent reads it: what to follow and where the skill stops first.
 fn card_text(card: &SkillCard) -> String {
     let mut out = vec![format!("# {} ({})\n{}", card.name, card.skill, card.description)];
@@ -362,10 +367,7 @@ fn card_text(card: &SkillCard) -> String {
     }
     let k = &card.knowledge;
     let tiers: Vec<String> = k.tiers.iter().map(|(tier, n)| format!("{n} {tier}")).collect();
-    let state = serde_json::to_value(&k.index)
-        .ok()
-        .and_then(|v| v.get("state").and_then(Value::as_str).map(String::from))
-        .unwrap_or_default();
+    let state = state_of(&k.index);
     out.push(format!(
         "## Knowledge\n{} documents ({}), {} chunks, index {state}",
         k.documents,
