@@ -101,16 +101,14 @@ fn label(hit: &Hit) -> String {
 /// The context as prompt text: `[n] source › heading`, the document summary of a long
 /// document, then the chunk.
 pub fn render(context: &Context) -> String {
-    context
-        .pieces
-        .iter()
-        .map(|p| {
-            let heading = if p.heading.is_empty() { String::new() } else { format!(" › {}", p.heading) };
-            let summary = p.summary.as_ref().map(|s| format!("({s})\n")).unwrap_or_default();
-            format!("[{}] {}/{}{heading}\n{summary}{}", p.n, p.skill, p.location(), p.text)
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    context.pieces.iter().map(|p| render_piece(p, "", &p.text)).collect::<Vec<_>>().join("\n\n")
+}
+
+/// One piece: `[n] {prefix}skill/source › heading`, the document summary, then `text`.
+pub(crate) fn render_piece(p: &ContextPiece, prefix: &str, text: &str) -> String {
+    let heading = if p.heading.is_empty() { String::new() } else { format!(" › {}", p.heading) };
+    let summary = p.summary.as_ref().map(|s| format!("({s})\n")).unwrap_or_default();
+    format!("[{}] {prefix}{}/{}{heading}\n{summary}{text}", p.n, p.skill, p.location())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! source. It is the ask pipeline stopped before generation: the same gate, route, refusals and
 //! retrieval as [`Assistant::ask`], so an agent never gets context a question would be refused.
 
+use crate::compile::render_piece;
 use crate::contract::{Answer, Context, Refusal, Route, Timings};
 use crate::{gate, ms, normalize_question, AskError, AskOptions, Assistant, TurnLlm};
 use serde::{Deserialize, Serialize};
@@ -139,16 +140,7 @@ impl TaskContext {
         let c = &self.context;
         out.push(format!("# Context ({} of {} {}; rules → examples → references)", c.used, c.budget, c.unit));
         for p in &c.pieces {
-            let heading = if p.heading.is_empty() { String::new() } else { format!(" › {}", p.heading) };
-            let summary = p.summary.as_ref().map(|s| format!("({s})\n")).unwrap_or_default();
-            out.push(format!(
-                "[{}] {} · {}/{}{heading}\n{summary}{}",
-                p.n,
-                p.tier,
-                p.skill,
-                p.location(),
-                p.text.trim()
-            ));
+            out.push(render_piece(p, &format!("{} · ", p.tier), p.text.trim()));
         }
         if !c.dropped.is_empty() {
             out.push(format!("Left out (over the budget or the piece limit): {}", c.dropped.join(", ")));

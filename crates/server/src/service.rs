@@ -291,17 +291,19 @@ impl Service {
         self.work(move || Ok(live.assistant.compile_context(&task, &options)?)).await
     }
 
-    /// Every skill with its indexed documents (none for a skill without an index).
-    pub async fn catalog(self: &Arc<Self>) -> Result<Vec<(SkillStatus, Vec<SourceInfo>)>, ApiError> {
+    /// Every skill (id, description) with its indexed documents (none without an index): read
+    /// from the discovered skills and the index manifests, without the freshness check of
+    /// [`Service::skills`], which looks at every knowledge file.
+    pub async fn catalog(self: &Arc<Self>) -> Result<Vec<(String, String, Vec<SourceInfo>)>, ApiError> {
         let live = self.live();
         blocking(move || {
             let engine = &live.assistant.engine;
-            let mut out = Vec::new();
-            for status in engine.status()? {
-                let sources = engine.sources(&status.skill).unwrap_or_default();
-                out.push((status, sources));
-            }
-            Ok(out)
+            let catalog = engine
+                .skills()
+                .iter()
+                .map(|s| (s.id.clone(), s.description.clone(), engine.sources(&s.id).unwrap_or_default()))
+                .collect();
+            Ok(catalog)
         })
         .await
     }

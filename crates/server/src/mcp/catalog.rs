@@ -53,25 +53,24 @@ pub(super) async fn list_resources(
         Some(c) => c.parse::<usize>().map_err(|_| ApiError::bad_request(format!("invalid cursor `{c}`")))?,
     };
     let mut all: Vec<Resource> = Vec::new();
-    for (skill, sources) in service.catalog().await? {
+    for (skill, description, sources) in service.catalog().await? {
         all.push(
-            Resource::new(uri(&skill.skill, "SKILL.md"), format!("{}/SKILL.md", skill.skill))
-                .with_description(skill.description.clone())
+            Resource::new(uri(&skill, "SKILL.md"), format!("{skill}/SKILL.md"))
+                .with_description(description)
                 .with_mime_type("text/markdown"),
         );
         for s in sources {
             all.push(
-                Resource::new(uri(&skill.skill, &s.source), format!("{}/{}", skill.skill, s.source))
+                Resource::new(uri(&skill, &s.source), format!("{skill}/{}", s.source))
                     .with_title(s.title.clone())
                     .with_mime_type(mime(&s.source))
                     .with_size(s.size),
             );
         }
     }
-    let end = all.len().min(start.saturating_add(PAGE));
-    let page = all.get(start..end).map(<[Resource]>::to_vec).unwrap_or_default();
-    let mut result = ListResourcesResult::with_all_items(page);
-    result.next_cursor = (end < all.len()).then(|| end.to_string());
+    let (total, end) = (all.len(), all.len().min(start.saturating_add(PAGE)));
+    let mut result = ListResourcesResult::with_all_items(all.into_iter().skip(start).take(PAGE).collect());
+    result.next_cursor = (end < total).then(|| end.to_string());
     Ok(result)
 }
 
@@ -94,14 +93,14 @@ pub(super) async fn read_resource(service: &Arc<Service>, requested: &str) -> Re
 /// One prompt per skill: its id, its description, and the `task` it takes.
 pub(super) async fn list_prompts(service: &Arc<Service>) -> Result<ListPromptsResult, ApiError> {
     let prompts = service
-        .skills()
+        .catalog()
         .await?
         .into_iter()
-        .map(|s| {
+        .map(|(skill, description, _)| {
             let task = PromptArgument::new("task")
                 .with_description("The task to perform with this skill, in your words")
                 .with_required(true);
-            Prompt::new(s.skill.clone(), Some(format!("Work with {}: {}", s.skill, s.description)), Some(vec![task]))
+            Prompt::new(skill.clone(), Some(format!("Work with {skill}: {description}")), Some(vec![task]))
         })
         .collect();
     Ok(ListPromptsResult::with_all_items(prompts))
