@@ -86,6 +86,32 @@ pub fn compile(hits: &[Hit], max_pieces: usize, per_source: usize, budget: Budge
     context
 }
 
+/// The contexts of a compare question's sides (each compiled under its share of the budget), laid
+/// side by side: pieces renumbered in order, a piece two sides share kept once. Returns the
+/// context and, per side, the indexes of its pieces in it.
+pub fn side_by_side(sides: Vec<Context>) -> (Context, Vec<Vec<usize>>) {
+    let mut merged = Context::default();
+    let mut members = Vec::with_capacity(sides.len());
+    for side in sides {
+        merged.budget += side.budget;
+        merged.used += side.used;
+        merged.unit = side.unit;
+        merged.dropped.extend(side.dropped);
+        let mut own = Vec::with_capacity(side.pieces.len());
+        for piece in side.pieces {
+            match merged.pieces.iter().position(|p| p.skill == piece.skill && p.chunk_id == piece.chunk_id) {
+                Some(shared) => own.push(shared),
+                None => {
+                    own.push(merged.pieces.len());
+                    merged.pieces.push(ContextPiece { n: merged.pieces.len() + 1, ..piece });
+                }
+            }
+        }
+        members.push(own);
+    }
+    (merged, members)
+}
+
 fn tier_rank(tier: Tier) -> u8 {
     match tier {
         Tier::Rules => 0,
@@ -108,7 +134,7 @@ pub fn render(context: &Context) -> String {
 pub(crate) fn render_piece(p: &ContextPiece, prefix: &str, text: &str) -> String {
     let heading = if p.heading.is_empty() { String::new() } else { format!(" › {}", p.heading) };
     let summary = p.summary.as_ref().map(|s| format!("({s})\n")).unwrap_or_default();
-    format!("[{}] {prefix}{}/{}{heading}\n{summary}{text}", p.n, p.skill, p.location())
+    format!("[{}] {prefix}{}{heading}\n{summary}{text}", p.n, skillrag_core::cited_path(&p.skill, &p.location()))
 }
 
 #[cfg(test)]

@@ -217,6 +217,9 @@ pub struct Answer {
     /// Retrieval queries tried, in order (the original first).
     #[serde(default)]
     pub queries: Vec<String>,
+    /// A compare question's plan: one retrieval step per side (empty for other questions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<PlanStep>,
     #[serde(default)]
     pub context: Context,
     /// Problems the user should fix (an index built with another embedding model…).
@@ -225,6 +228,17 @@ pub struct Answer {
     /// How the LLM wrote the answer, when one is configured and was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<GenerationInfo>,
+}
+
+/// One step of a compare question's plan: a side searched on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    /// 1-based, in the question's order.
+    pub step: usize,
+    /// The skill the side's evidence came from (the routed skill when it found none).
+    pub skill: String,
+    /// What was searched for the side.
+    pub query: String,
 }
 
 /// The LLM's part in an answer: speed, and what the citation check did.
@@ -292,6 +306,7 @@ impl Answer {
             refusal: None,
             timings_ms: Default::default(),
             queries: vec![],
+            plan: vec![],
             context: Default::default(),
             warnings: vec![],
             generation: None,

@@ -16,6 +16,7 @@
 
 mod answer;
 mod assist;
+mod compare;
 mod compile;
 mod contract;
 mod conversation;
@@ -34,8 +35,8 @@ mod tune;
 
 pub use answer::OnText;
 pub use contract::{
-    marker_len, Answer, Candidate, Citation, Context, ContextPiece, Decision, GenerationInfo, Refusal, RefusalKind,
-    Route, Timings,
+    marker_len, Answer, Candidate, Citation, Context, ContextPiece, Decision, GenerationInfo, PlanStep, Refusal,
+    RefusalKind, Route, Timings,
 };
 pub use conversation::Conversation;
 pub use gaps::{Gap, GapLog, GapRecord};
@@ -280,6 +281,13 @@ impl Assistant {
         llm: TurnLlm<'_>,
         on_text: Option<OnText<'_>>,
     ) -> Result<(), AskError> {
+        // A compare question is planned as one retrieval per side, in the skills it routes to.
+        let routed_to_skills = matches!(routed.route.decision, Decision::Single | Decision::Multi);
+        if routed_to_skills && routed.parts.is_empty() && plan.follow_up.is_none() {
+            if let Some(comparison) = compare::detect(&plan.question) {
+                return self.respond_compare(answer, plan, routed, &comparison, llm, on_text);
+            }
+        }
         let Some(retrieval) = self.retrieve_evidence(answer, plan, routed, llm)? else { return Ok(()) };
         let generate_started = Instant::now();
         self.compile_and_answer(answer, routed, &retrieval, llm, plan.language, on_text)?;
@@ -311,18 +319,10 @@ impl Assistant {
             }
             Decision::Single | Decision::Multi => {}
         }
-        for s in &route.skills {
-            if self.engine.index_of(s)?.is_none() {
-                return Err(AskError::Engine(EngineError::NotIndexed(s.clone())));
-            }
-        }
+        self.check_indexed(route)?;
 
         let retrieve_started = Instant::now();
-        let steps = &self.settings.llm;
-        let helpers = Helpers {
-            expander: llm.assist.filter(|_| steps.multi_query > 0 || steps.hyde),
-            rewriter: llm.assist.filter(|_| steps.rewrite),
-        };
+        let helpers = self.helpers(llm);
         let model = self.router.model();
         let mut retrieval = retrieve::retrieve(&self.engine, &self.settings, model, routed, helpers, language)?;
         answer.retrieved = true;
@@ -340,6 +340,119 @@ impl Assistant {
             return Ok(None);
         }
         Ok(Some(retrieval))
+    }
+
+    /// Every routed skill must have an index to retrieve from.
+    fn check_indexed(&self, route: &Route) -> Result<(), AskError> {
+        for s in &route.skills {
+            if self.engine.index_of(s)?.is_none() {
+                return Err(AskError::Engine(EngineError::NotIndexed(s.clone())));
+            }
+        }
+        Ok(())
+    }
+
+    /// The LLM steps retrieval may use in this turn.
+    fn helpers<'a>(&self, llm: TurnLlm<'a>) -> Helpers<'a> {
+        let steps = &self.settings.llm;
+        Helpers {
+            expander: llm.assist.filter(|_| steps.multi_query > 0 || steps.hyde),
+            rewriter: llm.assist.filter(|_| steps.rewrite),
+        }
+    }
+
+    /// A compare question: each side searched on its own in the routed skills (in parallel), the
+    /// sides' contexts compiled side by side under one budget, then a comparison that cites both
+    /// sides (the LLM's), or a table with one row per side. `answer.plan` lists the steps.
+    fn respond_compare(
+        &self,
+        answer: &mut Answer,
+        plan: &Plan,
+        routed: &Routed,
+        comparison: &compare::Comparison,
+        llm: TurnLlm<'_>,
+        on_text: Option<OnText<'_>>,
+    ) -> Result<(), AskError> {
+        self.check_indexed(&routed.route)?;
+        let retrieve_started = Instant::now();
+        let queries = comparison.queries();
+        let sides: Vec<(Routed, retrieve::Retrieval)> = std::thread::scope(|scope| {
+            let running: Vec<_> = queries
+                .iter()
+                .map(|query| scope.spawn(move || self.retrieve_side(query, routed, llm, plan.language)))
+                .collect();
+            running
+                .into_iter()
+                .map(|side| side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect::<Result<Vec<_>, AskError>>()
+        })?;
+        answer.retrieved = true;
+        answer.timings_ms.retrieve = routed.probe_ms + ms(retrieve_started);
+        let weak = record_sides(answer, &queries, &sides, &routed.route.skills[0]);
+        if answer.hits.is_empty() {
+            let in_domain = self.router.model().in_domain;
+            answer.refusal =
+                Some(self.refuser(routed, plan.language).nothing_retrieved(&mut answer.route, &weak, false, in_domain));
+            return Ok(());
+        }
+
+        let generate_started = Instant::now();
+        let share = self.context_budget().limit / sides.len();
+        let contexts: Vec<Context> = sides.iter().map(|(_, r)| self.compile(&r.hits, r, Some(share))).collect();
+        let (context, members) = compile::side_by_side(contexts);
+        answer.context = context;
+        let surroundings = self.surroundings(&answer.context)?;
+        let side_evidence: Vec<answer::Side<'_>> = comparison
+            .sides
+            .iter()
+            .zip(&sides)
+            .zip(&members)
+            .map(|((name, (side, _)), pieces)| answer::Side {
+                name,
+                question: &side.probed.question,
+                stats: &side.probed.stats,
+                pieces,
+            })
+            .collect();
+        let evidence = answer::Evidence {
+            question: &routed.probed.question,
+            stats: &routed.probed.stats,
+            context: &answer.context,
+            rescued: sides.iter().any(|(_, r)| r.rescued),
+            surroundings: &surroundings,
+            hits: &answer.hits,
+            parts: &[],
+            sides: &side_evidence,
+        };
+        let skill = self.engine.skill(&routed.route.skills[0])?;
+        let outcome = answer::answer(
+            llm.generator,
+            skill,
+            &answer.query,
+            &evidence,
+            &self.settings.generate,
+            plan.language,
+            on_text,
+        );
+        self.settle_answer(answer, outcome, routed, plan.language, &skill.id);
+        answer.timings_ms.generate = ms(generate_started);
+        Ok(())
+    }
+
+    /// One side of a compare question: probed and retrieved in the routed skills, as a question
+    /// of its own.
+    fn retrieve_side(
+        &self,
+        query: &str,
+        routed: &Routed,
+        llm: TurnLlm<'_>,
+        language: Language,
+    ) -> Result<(Routed, retrieve::Retrieval), AskError> {
+        let probed = self.router.probe(&self.engine, query, &routed.route.skills)?;
+        let side = Routed { route: routed.route.clone(), probed, probe_ms: 0.0, parts: Vec::new() };
+        let model = self.router.model();
+        let retrieval = retrieve::retrieve(&self.engine, &self.settings, model, &side, self.helpers(llm), language)?;
+        Ok((side, retrieval))
     }
 
     /// Compile → answer, from the retrieved hits in `answer`.
@@ -374,9 +487,23 @@ impl Assistant {
             surroundings: &surroundings,
             hits: &answer.hits,
             parts: &parts,
+            sides: &[],
         };
         let outcome =
             answer::answer(llm.generator, skill, &answer.query, &evidence, &self.settings.generate, language, on_text);
+        self.settle_answer(answer, outcome, routed, language, &skill.id);
+        Ok(())
+    }
+
+    /// The answer stage's outcome, written into `answer`.
+    fn settle_answer(
+        &self,
+        answer: &mut Answer,
+        outcome: answer::Outcome,
+        routed: &Routed,
+        language: Language,
+        skill: &str,
+    ) {
         match outcome {
             answer::Outcome::Written { text, citations, generation } => {
                 answer.answer = text;
@@ -385,7 +512,7 @@ impl Assistant {
             }
             answer::Outcome::NotFound { generation } => {
                 answer.generation = generation;
-                answer.refusal = Some(self.refuser(routed, language).weak_evidence(&skill.id));
+                answer.refusal = Some(self.refuser(routed, language).weak_evidence(skill));
             }
             answer::Outcome::Extracted { text, citations, generation, warning } => {
                 answer.answer = text;
@@ -394,20 +521,24 @@ impl Assistant {
                 answer.warnings.extend(warning);
             }
         }
-        Ok(())
     }
 
     /// The hits compiled into the context: within `limit` when given, else the configured
     /// budget. The budget follows the configured model (its tokens when it counts them) even
     /// when this turn may not use it.
     fn compile(&self, hits: &[skillrag_core::Hit], retrieval: &retrieve::Retrieval, limit: Option<usize>) -> Context {
-        let mut budget = compile::Budget::for_generator(
+        let mut budget = self.context_budget();
+        budget.limit = limit.unwrap_or(budget.limit);
+        compile::compile(hits, retrieval.context_k.max(1), self.settings.per_source.max(1), budget)
+    }
+
+    /// The configured context budget, in the configured model's tokens when it counts them.
+    fn context_budget(&self) -> compile::Budget<'_> {
+        compile::Budget::for_generator(
             self.generator.as_deref(),
             self.settings.llm.context_tokens,
             self.settings.context_chars,
-        );
-        budget.limit = limit.unwrap_or(budget.limit);
-        compile::compile(hits, retrieval.context_k.max(1), self.settings.per_source.max(1), budget)
+        )
     }
 
     /// The document text around each context piece, for the extractive answer; each document's
@@ -452,6 +583,37 @@ impl Assistant {
             trace::append(path, answer);
         }
     }
+}
+
+/// A compare question's sides recorded in `answer`: one plan step each, the queries, attempts,
+/// warnings and hits (a chunk two sides found, once). Returns the skills whose evidence stayed weak.
+fn record_sides(
+    answer: &mut Answer,
+    queries: &[String],
+    sides: &[(Routed, retrieve::Retrieval)],
+    routed_skill: &str,
+) -> Vec<String> {
+    let mut weak = Vec::new();
+    for (step, (query, (_, retrieval))) in queries.iter().zip(sides).enumerate() {
+        let skill = retrieval.hits.first().map_or(routed_skill, |h| h.skill.as_str());
+        answer.plan.push(PlanStep { step: step + 1, skill: skill.to_string(), query: query.clone() });
+        answer.attempts = answer.attempts.max(retrieval.attempts);
+        for q in &retrieval.queries {
+            if !answer.queries.contains(q) {
+                answer.queries.push(q.clone());
+            }
+        }
+        answer.warnings.extend(retrieval.warnings.iter().cloned());
+        weak.extend(retrieval.weak_skills.iter().cloned());
+        for hit in &retrieval.hits {
+            if !answer.hits.iter().any(|h| h.skill == hit.skill && h.chunk_id == hit.chunk_id) {
+                answer.hits.push(hit.clone());
+            }
+        }
+    }
+    weak.sort();
+    weak.dedup();
+    weak
 }
 
 fn ms(since: Instant) -> f64 {

@@ -54,6 +54,39 @@ pub fn part_not_found(language: Language, skill: &str, part: &str) -> String {
     }
 }
 
+/// A compare question's side with no evidence of its own (its cell in the extractive table).
+pub fn side_not_found(language: Language) -> String {
+    if zh(language) {
+        "（知识库中没有找到这一项的依据。）".to_string()
+    } else {
+        "(Nothing on this in the knowledge base.)".to_string()
+    }
+}
+
+/// The header of a compare question's extractive table.
+pub fn compare_table_header(language: Language) -> &'static str {
+    if zh(language) {
+        "| 比较对象 | 知识库中的依据 |\n|---|---|"
+    } else {
+        "| Compared | What the knowledge base says |\n|---|---|"
+    }
+}
+
+/// What the model is told about a compare question, after its usual instructions.
+pub fn compare_instruction(language: Language, sides: &[&str]) -> String {
+    if zh(language) {
+        format!(
+            "\n\n这是一个比较问题：先分别说明资料对「{}」各自的规定，再指出区别；每一方都要标注它依据的资料编号。",
+            sides.join("」「")
+        )
+    } else {
+        format!(
+            "\n\nThis is a comparison: say what the context says about each of {}, then how they differ; cite each side's own passages.",
+            sides.join(", ")
+        )
+    }
+}
+
 /// The question is about `item`, which the skill's SKILL.md says it does not support.
 pub fn boundary(language: Language, skill: &str, item: &str) -> Refusal {
     let message = if zh(language) {

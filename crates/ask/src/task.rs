@@ -8,11 +8,16 @@ use crate::compile::render_piece;
 use crate::contract::{Answer, Context, Refusal, Route, Timings};
 use crate::{gate, ms, normalize_question, AskError, AskOptions, Assistant, TurnLlm};
 use serde::{Deserialize, Serialize};
+use skillrag_core::{Hit, Tier};
 use std::time::Instant;
 
 /// The largest budget a caller may ask for (in the budget's unit). The context is bounded by the
 /// number of pieces anyway; a larger number is a mistake worth saying so.
 pub const MAX_CONTEXT_BUDGET: usize = 1_000_000;
+
+/// Rules chunks a task context carries whether or not the task's words match them: rules files
+/// are short by nature, and a skill with more must not crowd out the task's references.
+pub const MAX_STANDING_RULES: usize = 8;
 
 /// Per-task options.
 #[derive(Debug, Clone, Default)]
@@ -81,14 +86,45 @@ impl Assistant {
         let (plan, routed) = self.plan_and_route(&text, &ask_options, None, llm.assist)?;
         answer.route = routed.route.clone();
         answer.timings_ms.route = ms(route_started) - routed.probe_ms;
-        if let Some(retrieval) = self.retrieve_evidence(&mut answer, &plan, &routed, llm)? {
+        if let Some(mut retrieval) = self.retrieve_evidence(&mut answer, &plan, &routed, llm)? {
             let compile_started = Instant::now();
-            answer.context = self.compile(&answer.hits, &retrieval, options.budget);
+            let rules = self.standing_rules(&answer.route.skills, &answer.hits)?;
+            retrieval.context_k += rules.len();
+            let hits: Vec<Hit> = rules.into_iter().chain(answer.hits.iter().cloned()).collect();
+            answer.context = self.compile(&hits, &retrieval, options.budget);
             answer.timings_ms.generate = ms(compile_started);
         }
         answer.timings_ms.total = ms(started);
         let skills = if answer.refusal.is_none() { answer.route.skills.clone() } else { vec![] };
         Ok(self.task_context(answer, skills))
+    }
+
+    /// The rules tier of the routed skills and of the skills they use, whatever the task's words:
+    /// rules are what the work must follow (never ask for a password, cite the article), so an
+    /// agent gets them even when the task does not mention them. At most
+    /// [`MAX_STANDING_RULES`] chunks, in index order; chunks already retrieved are left to retrieval.
+    fn standing_rules(&self, routed: &[String], retrieved: &[Hit]) -> Result<Vec<Hit>, AskError> {
+        let mut skills: Vec<&str> = Vec::new();
+        for id in routed {
+            let skill = self.engine.skill(id)?;
+            for s in std::iter::once(&skill.id).chain(&skill.settings.uses) {
+                if !skills.contains(&s.as_str()) {
+                    skills.push(s);
+                }
+            }
+        }
+        let mut rules = Vec::new();
+        for id in skills {
+            let Some(index) = self.engine.index_of(id)? else { continue };
+            let sources = index.manifest().files.iter().filter(|(_, f)| f.tier == Tier::Rules).map(|(s, _)| s.clone());
+            for chunk in sources.flat_map(|source| index.chunks_of(&source)) {
+                let known = |h: &Hit| h.skill == chunk.skill && h.chunk_id == chunk.id;
+                if rules.len() < MAX_STANDING_RULES && !retrieved.iter().any(known) {
+                    rules.push(skillrag_store::hybrid::hit(chunk, Default::default(), Default::default()));
+                }
+            }
+        }
+        Ok(rules)
     }
 
     fn task_context(&self, answer: Answer, skills: Vec<String>) -> TaskContext {

@@ -14,6 +14,7 @@ pub fn append(path: &Path, answer: &Answer) {
         "query": answer.query,
         "route": answer.route,
         "queries": answer.queries,
+        "plan": answer.plan,
         "attempts": answer.attempts,
         "hits": answer.hits.iter().map(|h| serde_json::json!({
             "skill": h.skill, "source": h.source, "chunk_id": h.chunk_id, "scores": h.scores})).collect::<Vec<_>>(),

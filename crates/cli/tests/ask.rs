@@ -378,3 +378,104 @@ fn context_compiles_the_routed_skill_for_a_task() {
         assert!(stderr(&out).contains("--budget"), "{}", stderr(&out));
     }
 }
+
+/// A skill that uses another (`metadata.uses`) and a shared folder of the project
+/// (`/shared/style-guide/**`): both are retrieved for it, under its budget, each passage cited
+/// with the skill it came from; bad dependencies are `lint` errors with the line, and the skill
+/// still answers without them.
+#[test]
+fn skills_use_other_skills_and_shared_knowledge() {
+    let tmp = common::demo_indexed();
+    let dir = tmp.path();
+    let reply = dir.join("skills/support-reply");
+    std::fs::create_dir_all(reply.join("knowledge")).unwrap();
+    std::fs::write(
+        reply.join("SKILL.md"),
+        "---\nname: support-reply\ndescription: Drafts replies to Nimbus router customers in the house style.\n\
+         metadata:\n  uses: \"router-faq\"\n  knowledge: \"knowledge, /shared/style-guide/**\"\n  triggers: reply, customer email\n---\n\
+         # Support replies\n\n## Examples\n\n- Draft a reply to a customer whose Wi-Fi is slow\n",
+    )
+    .unwrap();
+    std::fs::write(
+        reply.join("knowledge/openers.md"),
+        "# Openers\n\nOpen every reply by thanking the customer for writing in.\n",
+    )
+    .unwrap();
+    let guide = dir.join("shared/style-guide/rules");
+    std::fs::create_dir_all(&guide).unwrap();
+    std::fs::write(guide.join("tone.md"), "# Tone\n\nSign every customer reply with \"The Halcyon support team\".\n")
+        .unwrap();
+    let out = run(dir, &["index"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let card = json(dir, &["sources", "support-reply"]);
+    let sources: Vec<&str> = card.as_array().unwrap().iter().filter_map(|s| s["source"].as_str()).collect();
+    assert!(sources.contains(&"/shared/style-guide/rules/tone.md"), "the shared folder is indexed: {card}");
+
+    let task = "Draft a reply to a customer asking how to do a factory reset on the router";
+    let c = json(dir, &["context", task, "--skill", "support-reply"]);
+    let pieces = c["context"]["pieces"].as_array().unwrap();
+    let from = |skill: &str| pieces.iter().filter(|p| p["skill"] == skill).count();
+    assert!(from("router-faq") > 0, "the used skill is retrieved too: {c}");
+    let tone = pieces.iter().find(|p| p["source"] == "/shared/style-guide/rules/tone.md");
+    assert_eq!(tone.map(|p| &p["tier"]), Some(&Value::from("rules")), "the shared rule keeps its tier: {c}");
+    let text = String::from_utf8_lossy(&run(dir, &["context", task, "--skill", "support-reply"]).stdout).to_string();
+    assert!(text.contains("rules · /shared/style-guide/rules/tone.md"), "named by its project path: {text}");
+    assert!(text.contains("rules · router-faq/knowledge/rules/support-policy.md"), "the used skill's rule: {text}");
+    let a = json(dir, &["ask", "How do I do a factory reset?", "--skill", "support-reply"]);
+    assert!(a.get("refusal").is_none_or(Value::is_null), "{a}");
+    assert!(a["citations"].as_array().unwrap().iter().any(|c| c["skill"] == "router-faq"), "cited with its skill: {a}");
+
+    // A cycle, the skill itself, an unknown name: lint errors with the line; the skill still answers.
+    let skill_md = std::fs::read_to_string(reply.join("SKILL.md")).unwrap();
+    std::fs::write(
+        reply.join("SKILL.md"),
+        skill_md.replace("uses: \"router-faq\"", "uses: \"router-faq, support-reply, nope\""),
+    )
+    .unwrap();
+    let faq = dir.join("skills/router-faq/SKILL.md");
+    let faq_md = std::fs::read_to_string(&faq).unwrap();
+    std::fs::write(&faq, faq_md.replace("metadata:\n", "metadata:\n  uses: support-reply\n")).unwrap();
+    let lint = skillrag(dir, &["lint"]).output().unwrap();
+    let text = String::from_utf8_lossy(&lint.stdout);
+    assert_eq!(lint.status.code(), Some(1), "{text}");
+    assert!(text.contains("support-reply/SKILL.md:5") && text.contains("names the skill itself"), "{text}");
+    assert!(text.contains("`nope`, which is not a skill"), "{text}");
+    assert!(text.contains("cycle (router-faq → support-reply → router-faq)"), "{text}");
+    let a = json(dir, &["ask", "How do I do a factory reset?", "--skill", "support-reply"]);
+    assert!(a["hits"].as_array().unwrap().iter().all(|h| h["skill"] == "support-reply"), "served alone: {a}");
+
+    // A path out of the project is refused.
+    std::fs::write(reply.join("SKILL.md"), skill_md.replace("/shared/style-guide/**", "/../../etc/**")).unwrap();
+    let lint = skillrag(dir, &["lint", "support-reply"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&lint.stdout).contains("leaves the project"),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
+
+/// "A 和 B 有什么区别": one retrieval per side, compiled side by side, answered without an LLM as a
+/// table with one row per side, each quoted and cited from its own evidence; the plan is in the JSON.
+#[test]
+fn compare_questions_are_answered_side_by_side() {
+    let tmp = common::demo_indexed();
+    let dir = tmp.path();
+    let a = json(dir, &["ask", "绿茶和乌龙茶的冲泡水温有什么区别？"]);
+    assert!(a.get("refusal").is_none_or(Value::is_null), "{a}");
+    let plan = a["plan"].as_array().unwrap();
+    assert_eq!(plan.len(), 2, "{a}");
+    assert_eq!(plan[0]["query"], "绿茶 冲泡水温", "{a}");
+    assert_eq!(plan[1]["query"], "乌龙茶 冲泡水温", "{a}");
+    assert!(plan.iter().all(|s| s["skill"] == "tea-brewing"), "{a}");
+    let text = a["answer"].as_str().unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| 绿茶") || l.starts_with("| 乌龙茶")).collect();
+    assert_eq!(rows.len(), 2, "one row per side: {text}");
+    assert!(rows[0].contains("80–85"), "green tea's own temperature: {text}");
+    assert!(rows[1].contains("95–100"), "oolong's own temperature: {text}");
+    assert!(a["citations"].as_array().unwrap().len() >= 2, "{a}");
+
+    // An ordinary question with 和 in it is not split.
+    let plain = json(dir, &["ask", "试用期和工资怎么约定？"]);
+    assert!(plain.get("plan").is_none(), "{plain}");
+}

@@ -194,7 +194,10 @@ fn wait_until(dir: &Path, query: &str, source: &str, want: bool, limit: Duration
 #[test]
 fn index_watch_reindexes_changed_files_quickly() {
     let tmp = project();
-    let knowledge = skill(tmp.path(), "notes", "");
+    // Its knowledge includes a folder of the project other skills could share: watched too.
+    let knowledge = skill(tmp.path(), "notes", "metadata:\n  knowledge: \"knowledge, /shared/glossary/**\"\n");
+    let shared = tmp.path().join("shared/glossary");
+    std::fs::create_dir_all(&shared).unwrap();
     std::fs::write(knowledge.join("a.md"), "# A\n\nThe first note is about gardening.\n").unwrap();
     let mut child = lexical(tmp.path(), &["index", "--watch", "--debounce-ms", "200"])
         .stdout(Stdio::null())
@@ -210,10 +213,14 @@ fn index_watch_reindexes_changed_files_quickly() {
     let added = wait_until(tmp.path(), "quokkas rottnest", "knowledge/b.md", true, Duration::from_secs(180));
     std::fs::remove_file(knowledge.join("b.md")).unwrap();
     let removed = wait_until(tmp.path(), "quokkas rottnest", "knowledge/b.md", false, Duration::from_secs(180));
+    std::fs::write(shared.join("c.md"), "# C\n\nA numbat eats termites.\n").unwrap();
+    let shared_added =
+        wait_until(tmp.path(), "numbat termites", "/shared/glossary/c.md", true, Duration::from_secs(180));
     let _ = child.kill();
     let _ = child.wait();
     let added = added.expect("a new file was not indexed within 180 s");
     removed.expect("a deleted file stayed in the index");
+    shared_added.expect("a new file in a shared folder was not indexed within 180 s");
     eprintln!("watch: new file searchable after {added:?}");
     // Searching during the re-index never failed (lexical_json asserts success on each poll).
 }

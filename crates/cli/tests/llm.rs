@@ -61,6 +61,19 @@ fn ask_batch_and_chat_with_a_real_openai_compatible_server() {
     let err = stderr(&out);
     assert!(err.contains("tokens/s") || err.contains("refusal not_found"), "{err}");
 
+    // A compare question: one retrieval per side, both sides in the context, the model's
+    // comparison checked like any answer.
+    let question = "绿茶和乌龙茶的冲泡水温有什么区别？";
+    let compared = output_json(with_llm(skillrag(dir, &["ask", question, "--json"]), &url, &model));
+    assert_eq!(compared["plan"].as_array().map(Vec::len), Some(2), "{compared}");
+    let pieces = compared["context"]["pieces"].as_array().unwrap();
+    for side in ["references/green-tea.md", "references/oolong-and-black-tea.md"] {
+        assert!(pieces.iter().any(|p| p["source"] == side), "{side} missing from the context: {compared}");
+    }
+    if compared["refusal"].is_null() {
+        assert_citations_hold(&compared);
+    }
+
     // Batch: one JSON line per question, in order; chat keeps the conversation.
     let (lines, out) = json_lines(
         with_llm(skillrag(dir, &["batch"]), &url, &model),

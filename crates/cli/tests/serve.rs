@@ -1,7 +1,7 @@
 //! `skillrag serve` and `skillrag mcp` driven over real HTTP and stdio: the JSON API and its
 //! errors, the OpenAI-compatible endpoint (also through the official `openai` Python client),
-//! MCP through the official `mcp` Python client, auth, rate limits, re-indexing while serving,
-//! and the web page in headless Chromium.
+//! MCP through the official `mcp` Python client and the MCP Inspector's CLI, auth, rate limits,
+//! re-indexing while serving, and the web page in headless Chromium.
 
 mod common;
 
@@ -718,6 +718,29 @@ fn official_openai_and_mcp_clients() {
         .arg(project.path())
         .env("SKILLRAG_EMBED_MODEL", common::model());
     run_checked(stdio, "mcp client over stdio");
+}
+
+/// The MCP server through the MCP Inspector's CLI (`npx @modelcontextprotocol/inspector --cli`).
+#[test]
+fn mcp_inspector_cli() {
+    let inspector = client_tool("SKILLRAG_TEST_MCP_INSPECTOR");
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+
+    let mut http = Command::new("bash");
+    http.arg(script("clients/mcp_inspector.sh"))
+        .args(["http", &server.url("/mcp")])
+        .env("SKILLRAG_TEST_MCP_INSPECTOR", &inspector);
+    run_checked(http, "MCP Inspector CLI over streamable HTTP");
+
+    let mut stdio = Command::new("bash");
+    stdio
+        .arg(script("clients/mcp_inspector.sh"))
+        .args(["stdio", env!("CARGO_BIN_EXE_skillrag")])
+        .arg(project.path())
+        .env("SKILLRAG_TEST_MCP_INSPECTOR", &inspector)
+        .env("SKILLRAG_EMBED_MODEL", common::model());
+    run_checked(stdio, "MCP Inspector CLI over stdio");
 }
 
 #[test]

@@ -92,6 +92,16 @@ pub fn cited_location(source: &str, pages: Option<(u32, u32)>) -> String {
     }
 }
 
+/// How a passage is named to a reader: `skill/location`, or the project path alone for a
+/// document of a shared folder (`/shared/style-guide/tone.md`), which belongs to no one skill.
+pub fn cited_path(skill: &str, location: &str) -> String {
+    if location.starts_with('/') {
+        location.to_string()
+    } else {
+        format!("{skill}/{location}")
+    }
+}
+
 impl fmt::Display for Tier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

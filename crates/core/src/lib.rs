@@ -8,7 +8,7 @@ mod diagnostic;
 mod hit;
 mod lang;
 
-pub use chunk::{cited_location, Chunk, ChunkId, DocType, Tier};
+pub use chunk::{cited_location, cited_path, Chunk, ChunkId, DocType, Tier};
 pub use diagnostic::{Diagnostic, Severity};
 pub use hit::{Hit, HitRanks, HitScores};
 pub use lang::{is_cjk, Language};

@@ -100,13 +100,16 @@ impl Project {
     }
 
     /// A skill's knowledge files, with the problems met finding them (links that leave the
-    /// project and its allowed roots, pipes, unreadable folders).
+    /// project and its allowed roots, pipes, unreadable folders). Patterns with a leading `/`
+    /// name folders of the project shared by several skills (`/shared/style-guide/**`).
     pub fn knowledge_files(&self, skill: &skillrag_skill::Skill) -> skillrag_load::Listing {
+        let confinement =
+            skillrag_load::Confinement::for_skill_in(&skill.dir, &self.root, &self.config.allowed_roots(&self.root));
         skillrag_load::list_knowledge_files_in(
             &skill.dir,
             &skill.knowledge_patterns(),
             &skillrag_skill::DEFAULT_KNOWLEDGE,
-            &self.config.allowed_roots(&self.root),
+            &confinement,
         )
     }
 
@@ -263,6 +266,18 @@ impl Engine {
             // `Invalid` as before (the server answers it with 400), not `Embed`.
             Err(e) => Err(EngineError::Invalid(format!("embedding model: {e}"))),
         }
+    }
+
+    /// The project folders skills name as shared knowledge (`/shared/style-guide/**`), each with
+    /// the skills that name it: what a watcher must watch besides the skills folders.
+    pub fn shared_folders(&self) -> Vec<(PathBuf, Vec<String>)> {
+        let mut folders: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+        for skill in self.skills() {
+            for folder in skill.knowledge_patterns().iter().filter_map(|p| skillrag_load::project_folder(p)) {
+                folders.entry(self.project.root.join(folder)).or_default().push(skill.id.clone());
+            }
+        }
+        folders.into_iter().collect()
     }
 
     pub fn skills(&self) -> &[Skill] {

@@ -60,6 +60,9 @@ pub struct SkillCard {
     pub boundary: Option<Boundary>,
     /// Routing examples: the SKILL.md ones, plus FAQ questions when the skill opts in.
     pub examples: Vec<String>,
+    /// The skills whose knowledge is retrieved with this one's (`metadata.uses`, the valid ones).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uses: Vec<String>,
     pub knowledge: KnowledgeSummary,
 }
 
@@ -97,6 +100,7 @@ impl Engine {
             instructions: skill.instructions.clone().filter(|s| !s.trim().is_empty()),
             boundary: skill.boundary.clone().filter(|b| !b.text.trim().is_empty()),
             examples: skill.examples.clone(),
+            uses: skill.settings.uses.clone(),
             knowledge: KnowledgeSummary {
                 documents: status.files,
                 chunks: status.chunks,

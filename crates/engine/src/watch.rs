@@ -22,14 +22,22 @@ pub struct ChangeBatch {
 
 pub struct Watcher {
     roots: Vec<PathBuf>,
+    /// Project folders that skills name as shared knowledge (`/shared/style-guide/**`), with
+    /// the skills that name each: a change there re-indexes every one of them.
+    shared: Vec<(PathBuf, Vec<String>)>,
     state_dir: PathBuf,
     events: Receiver<DebounceEventResult>,
     _debouncer: Debouncer<notify_debouncer_mini::notify::RecommendedWatcher>,
 }
 
 impl Watcher {
-    /// Watches every skills folder of `project`; events within `debounce` of each other form one batch.
-    pub fn new(project: &Project, debounce: Duration) -> Result<Watcher, EngineError> {
+    /// Watches every skills folder of `project` and the shared folders its skills name (see
+    /// [`crate::Engine::shared_folders`]); events within `debounce` of each other form one batch.
+    pub fn new(
+        project: &Project,
+        shared: Vec<(PathBuf, Vec<String>)>,
+        debounce: Duration,
+    ) -> Result<Watcher, EngineError> {
         let (tx, events) = channel();
         let mut debouncer =
             new_debouncer(debounce, tx).map_err(|e| EngineError::Invalid(format!("cannot watch files: {e}")))?;
@@ -40,10 +48,22 @@ impl Watcher {
                 .watch(root, RecursiveMode::Recursive)
                 .map_err(|e| EngineError::Invalid(format!("cannot watch {}: {e}", root.display())))?;
         }
-        let roots = roots.iter().map(|r| r.canonicalize().unwrap_or_else(|_| r.clone())).collect();
+        let roots: Vec<PathBuf> = roots.iter().map(|r| r.canonicalize().unwrap_or_else(|_| r.clone())).collect();
+        let mut watched = Vec::new();
+        for (folder, skills) in shared {
+            // Inside a skills folder it is watched already; a missing one is reported by `index`.
+            let folder = folder.canonicalize().unwrap_or(folder);
+            if !roots.iter().any(|r| folder.starts_with(r)) && folder.is_dir() {
+                debouncer
+                    .watcher()
+                    .watch(&folder, RecursiveMode::Recursive)
+                    .map_err(|e| EngineError::Invalid(format!("cannot watch {}: {e}", folder.display())))?;
+            }
+            watched.push((folder, skills));
+        }
         let state_dir = project.state_dir();
         let state_dir = state_dir.canonicalize().unwrap_or(state_dir);
-        Ok(Watcher { roots, state_dir, events, _debouncer: debouncer })
+        Ok(Watcher { roots, shared: watched, state_dir, events, _debouncer: debouncer })
     }
 
     /// Blocks until the next batch of relevant changes; `None` when the watcher stopped.
@@ -79,6 +99,14 @@ impl Watcher {
         if path.starts_with(&self.state_dir) {
             return;
         }
+        let mut shared = false;
+        for (_, skills) in self.shared.iter().filter(|(folder, _)| path.starts_with(folder)) {
+            batch.skills.extend(skills.iter().cloned());
+            shared = true;
+        }
+        if shared {
+            batch.paths.push(path.to_path_buf());
+        }
         let Some(relative) = self.roots.iter().find_map(|root| path.strip_prefix(root).ok()) else { return };
         let mut parts = relative.components();
         let Some(skill) = parts.next().map(|c| c.as_os_str().to_string_lossy().into_owned()) else { return };
@@ -90,6 +118,8 @@ impl Watcher {
             batch.rediscover = true;
         }
         batch.skills.insert(skill);
-        batch.paths.push(path.to_path_buf());
+        if !shared {
+            batch.paths.push(path.to_path_buf());
+        }
     }
 }

@@ -415,10 +415,29 @@ fn ends_sentence(doc: &Document, end: usize, sentence: &str) -> bool {
 
 /// The readable-answer check of one answer. `bench`: the benchmark folder whose `skills/` hold
 /// the cited documents (`None`: fragments are not checked, and count as unchecked).
+/// What the answer quotes. A compare answer (its `plan` lists the sides) is a table of our own:
+/// its header, separator and each row's first cell (the side) are labels, not quotes; each other
+/// cell is a quote, checked as a block of its own.
+fn quoted_text(answer: &Answer) -> std::borrow::Cow<'_, str> {
+    if answer.plan.is_empty() {
+        return std::borrow::Cow::Borrowed(&answer.answer);
+    }
+    let mut blocks: Vec<String> = Vec::new();
+    for line in answer.answer.lines().skip(2) {
+        let line = line.trim();
+        match line.strip_prefix('|').and_then(|l| l.strip_suffix('|')) {
+            Some(row) => blocks.extend(row.split(" | ").skip(1).map(|cell| cell.trim().replace("\\|", "|"))),
+            None => blocks.push(line.to_string()),
+        }
+    }
+    std::borrow::Cow::Owned(blocks.join("\n\n"))
+}
+
 pub(crate) fn check(answer: &Answer, bench: Option<&Path>, docs: &mut Documents) -> Readability {
     let mut unchecked = 0;
     let fail = |reason: String, unchecked| Readability { failure: Some(reason), unchecked };
-    for segment in segments(&answer.answer) {
+    let quoted = quoted_text(answer);
+    for segment in segments(&quoted) {
         if let Some(q) = question(segment.text) {
             return fail(format!("question: «{}»", quote(q)), unchecked);
         }
@@ -626,7 +645,22 @@ mod tests {
         let outside = check("Anything at all.[1]", &["../../etc/passwd"], &mut docs);
         assert_eq!(outside.unchecked, 1);
         assert_eq!(docs.cache.len(), 2, "each readable document is read once");
+
+        // A compare answer's table: the header and the side labels are ours; each cell is a quote.
+        let mut compared = answer(
+            "| 比较对象 | 知识库中的依据 |\n|---|---|\n| 试用期 | 第十九条 试用期不得超过六个月。[1] |\n| 次数 | 只能约定一次试用期。[2] |",
+            &["knowledge/a.md", "knowledge/a.md"],
+        );
+        compared.plan = vec![skillrag_ask::PlanStep { step: 1, skill: "law".into(), query: "试用期".into() }];
+        let failure = check_answer(&compared, &bench, &mut docs).failure;
+        assert_eq!(failure.as_deref(), Some("fragment: «只能约定一次试用期。» starts mid-sentence in knowledge/a.md"));
+        compared.answer = compared.answer.replace("只能约定一次试用期。", "同一用人单位只能约定一次试用期。");
+        assert_eq!(check_answer(&compared, &bench, &mut docs), Readability::default());
         let _ = std::fs::remove_dir_all(&bench);
+    }
+
+    fn check_answer(answer: &Answer, bench: &Path, docs: &mut Documents) -> Readability {
+        check(answer, Some(bench), docs)
     }
 
     fn tempfile_dir() -> PathBuf {

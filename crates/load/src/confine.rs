@@ -47,6 +47,16 @@ impl Confinement {
         }
     }
 
+    /// [`Confinement::for_skill`] with the project root known (`-C DIR`), not inferred from
+    /// where `skillrag.toml` lies: the root project-anchored knowledge paths (`/shared/…`) start from.
+    pub fn for_skill_in(skill_dir: &Path, project_root: &Path, allowed: &[PathBuf]) -> Confinement {
+        Confinement {
+            project: canonical_or_same(project_root),
+            skill: canonical_or_same(skill_dir),
+            allowed: allowed.iter().filter_map(|a| std::fs::canonicalize(a).ok()).collect(),
+        }
+    }
+
     /// The confinement of the entries of `folder` (a skills folder, whose entries are skills
     /// linked in from elsewhere or not): its project root, else `folder` itself.
     pub fn for_folder(folder: &Path, allowed: &[PathBuf]) -> Confinement {

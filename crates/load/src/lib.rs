@@ -11,7 +11,7 @@ mod walk;
 pub use confine::{Confinement, Escape};
 pub use decode::{decode, DecodeError, DecodeWarning, Decoded};
 pub use document::{load_document, load_document_with_warnings, Document, Format, LoadError, LoadOptions};
-pub use walk::{list_knowledge_files, list_knowledge_files_in, KnowledgeFile, Listing};
+pub use walk::{list_knowledge_files, list_knowledge_files_in, project_folder, KnowledgeFile, Listing};
 
 /// A content hash as lowercase hex (blake3).
 pub fn content_hash(bytes: &[u8]) -> String {

@@ -29,144 +29,234 @@ fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?', '[', '{'])
 }
 
-/// Lists the knowledge files of the skill in `skill_dir` selected by `patterns` (folder names,
-/// file paths or globs, relative to the skill folder). `defaults` are patterns that may be absent.
-/// Symlinks are followed only inside the project (see [`Confinement`]).
-pub fn list_knowledge_files(skill_dir: &Path, patterns: &[String], defaults: &[&str]) -> Listing {
-    list_knowledge_files_in(skill_dir, patterns, defaults, &[])
+/// Where a knowledge pattern starts: the skill folder, or — written with a leading `/`, as in
+/// `.gitignore` — the project root, for a folder several skills share (`/shared/style-guide/**`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    Skill,
+    Project,
 }
 
-/// As [`list_knowledge_files`], with folders outside the project that symlinks may also point
-/// into (`allowed_roots`, e.g. a document share linked into `knowledge/`).
+impl Anchor {
+    fn of(pattern: &str) -> (Anchor, &str) {
+        match pattern.strip_prefix('/') {
+            Some(rest) => (Anchor::Project, rest.trim_start_matches('/')),
+            None => (Anchor::Skill, pattern.trim_start_matches("./")),
+        }
+    }
+
+    /// What a file's source starts with: nothing inside the skill, `/` from the project root,
+    /// so a shared document is never taken for one of the skill's own.
+    fn source_prefix(self) -> &'static str {
+        match self {
+            Anchor::Skill => "",
+            Anchor::Project => "/",
+        }
+    }
+}
+
+/// Lists the knowledge files of the skill in `skill_dir` selected by `patterns` (folder names,
+/// file paths or globs, relative to the skill folder, or to the project root with a leading `/`).
+/// `defaults` are patterns that may be absent. Symlinks are followed only inside the project
+/// (see [`Confinement`]).
+pub fn list_knowledge_files(skill_dir: &Path, patterns: &[String], defaults: &[&str]) -> Listing {
+    list_knowledge_files_in(skill_dir, patterns, defaults, &Confinement::for_skill(skill_dir, &[]))
+}
+
+/// As [`list_knowledge_files`], within `confinement`: its project root anchors `/` patterns, and
+/// symlinks may also point into its allowed folders (e.g. a document share linked into `knowledge/`).
 pub fn list_knowledge_files_in(
     skill_dir: &Path,
     patterns: &[String],
     defaults: &[&str],
-    allowed_roots: &[PathBuf],
+    confinement: &Confinement,
 ) -> Listing {
-    let confinement = Confinement::for_skill(skill_dir, allowed_roots);
     let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut diagnostics = Vec::new();
-
-    let (globs, plain): (Vec<&String>, Vec<&String>) = patterns.iter().partition(|p| is_glob(p));
-    for pattern in plain {
-        let clean = pattern.trim_start_matches("./").trim_end_matches('/');
-        if Path::new(clean).is_absolute() || clean.split('/').any(|part| part == "..") {
-            diagnostics.push(Diagnostic::error(
-                skill_dir.join(SKILL_FILE),
-                None,
-                format!("knowledge path `{pattern}` leaves the skill folder; ignored"),
-            ));
+    let skill_file = skill_dir.join(SKILL_FILE);
+    let project_root = confinement.project_root();
+    let mut globs: Vec<(Anchor, &str, &String)> = Vec::new();
+    for pattern in patterns {
+        let (anchor, clean) = Anchor::of(pattern);
+        let clean = clean.trim_end_matches('/');
+        if clean.split('/').any(|part| part == "..") || (anchor == Anchor::Skill && Path::new(clean).is_absolute()) {
+            let message = match anchor {
+                Anchor::Skill => format!(
+                    "knowledge path `{pattern}` leaves the skill folder; ignored (name a folder of the project from its root with a leading `/`, e.g. `/shared/style-guide/**`)"
+                ),
+                Anchor::Project => format!("knowledge path `{pattern}` leaves the project; ignored"),
+            };
+            diagnostics.push(Diagnostic::error(&skill_file, None, message));
             continue;
         }
-        let target = skill_dir.join(clean);
+        if is_glob(clean) {
+            globs.push((anchor, clean, pattern));
+            continue;
+        }
+        let base = match anchor {
+            Anchor::Skill => skill_dir,
+            Anchor::Project => project_root,
+        };
+        let target = base.join(clean);
         // `exists`, not `is_file`: a pipe or socket named here is reported by the walk.
         if target.exists() {
-            walk(skill_dir, &target, &confinement, &mut |_| true, &mut files, &mut diagnostics);
-        } else if !defaults.contains(&clean) {
+            let mut keep = |_: &str| true;
+            let at = Walk { base, prefix: anchor.source_prefix(), confinement };
+            at.walk(&target, &mut keep, &mut files, &mut diagnostics);
+        } else if !(anchor == Anchor::Skill && defaults.contains(&clean)) {
             diagnostics.push(Diagnostic::warning(
-                skill_dir.join(SKILL_FILE),
+                &skill_file,
                 None,
                 format!("knowledge path `{pattern}` does not exist"),
             ));
         }
     }
-    if !globs.is_empty() {
+    for anchor in [Anchor::Skill, Anchor::Project] {
+        let mine: Vec<&(Anchor, &str, &String)> = globs.iter().filter(|g| g.0 == anchor).collect();
+        if mine.is_empty() {
+            continue;
+        }
         let mut builder = GlobSetBuilder::new();
-        for g in &globs {
-            match Glob::new(g.trim_start_matches("./")) {
+        for (_, clean, pattern) in &mine {
+            match Glob::new(clean) {
                 Ok(glob) => {
                     builder.add(glob);
                 }
                 Err(e) => diagnostics.push(Diagnostic::error(
-                    skill_dir.join(SKILL_FILE),
+                    &skill_file,
                     None,
-                    format!("invalid knowledge glob `{g}`: {e}"),
+                    format!("invalid knowledge glob `{pattern}`: {e}"),
                 )),
             }
         }
-        match builder.build() {
-            Ok(set) => {
-                let mut keep = |source: &str| source != SKILL_FILE && set.is_match(source);
-                walk(skill_dir, skill_dir, &confinement, &mut keep, &mut files, &mut diagnostics);
+        let set = match builder.build() {
+            Ok(set) => set,
+            Err(e) => {
+                diagnostics.push(Diagnostic::error(&skill_file, None, format!("invalid knowledge globs: {e}")));
+                continue;
             }
-            Err(e) => diagnostics.push(Diagnostic::error(
-                skill_dir.join(SKILL_FILE),
-                None,
-                format!("invalid knowledge globs: {e}"),
-            )),
+        };
+        // A skill's own SKILL.md is its card, not knowledge; the project's configuration is never knowledge.
+        let own = match anchor {
+            Anchor::Skill => SKILL_FILE,
+            Anchor::Project => "skillrag.toml",
+        };
+        let mut keep = |relative: &str| relative != own && set.is_match(relative);
+        match anchor {
+            Anchor::Skill => {
+                let at = Walk { base: skill_dir, prefix: "", confinement };
+                at.walk(skill_dir, &mut keep, &mut files, &mut diagnostics);
+            }
+            // Only the folders the globs name are walked, not the whole project.
+            Anchor::Project => {
+                let mut starts: Vec<PathBuf> =
+                    mine.iter().map(|(_, clean, _)| project_root.join(literal_prefix(clean))).collect();
+                starts.sort();
+                starts.dedup();
+                let at = Walk { base: project_root, prefix: "/", confinement };
+                for start in starts.iter().filter(|s| s.is_dir()) {
+                    at.walk(start, &mut keep, &mut files, &mut diagnostics);
+                }
+            }
         }
     }
     Listing { files: files.into_iter().map(|(source, path)| KnowledgeFile { path, source }).collect(), diagnostics }
 }
 
+/// For a project-anchored knowledge pattern (`/shared/style-guide/**`), the project folder it
+/// reads (`shared/style-guide`), which a watcher must watch; `None` for a skill's own pattern.
+pub fn project_folder(pattern: &str) -> Option<String> {
+    match Anchor::of(pattern) {
+        (Anchor::Project, clean) if !clean.split('/').any(|p| p == "..") => {
+            let clean = clean.trim_end_matches('/');
+            Some(if is_glob(clean) { literal_prefix(clean) } else { clean.to_string() })
+        }
+        _ => None,
+    }
+}
+
+/// The folders of a glob before its first wildcard (`shared/style-guide` of `shared/style-guide/**/*.md`).
+fn literal_prefix(glob: &str) -> String {
+    let parts: Vec<&str> = glob.split('/').collect();
+    let literal = parts.iter().take_while(|p| !is_glob(p)).count().min(parts.len().saturating_sub(1));
+    parts[..literal].join("/")
+}
+
 const SKILL_FILE: &str = "SKILL.md";
 
-fn walk(
-    skill_dir: &Path,
-    start: &Path,
-    confinement: &Confinement,
-    keep: &mut dyn FnMut(&str) -> bool,
-    files: &mut BTreeMap<String, PathBuf>,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
-    let mut walker = WalkDir::new(start)
-        .follow_links(true)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().as_encoded_bytes().starts_with(b"."));
-    while let Some(entry) = walker.next() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(err) => {
-                let path = err.path().map(Path::to_path_buf).unwrap_or_else(|| start.to_path_buf());
-                let message = if let Some(ancestor) = err.loop_ancestor() {
-                    format!("symlink loop (points back to {}); skipped", ancestor.display())
-                } else if let Some(io) = err.io_error() {
-                    if io.kind() == std::io::ErrorKind::NotFound {
-                        "broken symlink; skipped".to_string()
+/// One walk's frame: sources are `prefix` + the path relative to `base`.
+struct Walk<'a> {
+    base: &'a Path,
+    prefix: &'static str,
+    confinement: &'a Confinement,
+}
+
+impl Walk<'_> {
+    fn walk(
+        &self,
+        start: &Path,
+        keep: &mut dyn FnMut(&str) -> bool,
+        files: &mut BTreeMap<String, PathBuf>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) {
+        let mut walker = WalkDir::new(start)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().as_encoded_bytes().starts_with(b"."));
+        while let Some(entry) = walker.next() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(err) => {
+                    let path = err.path().map(Path::to_path_buf).unwrap_or_else(|| start.to_path_buf());
+                    let message = if let Some(ancestor) = err.loop_ancestor() {
+                        format!("symlink loop (points back to {}); skipped", ancestor.display())
+                    } else if let Some(io) = err.io_error() {
+                        if io.kind() == std::io::ErrorKind::NotFound {
+                            "broken symlink; skipped".to_string()
+                        } else {
+                            format!("cannot read: {io}; skipped")
+                        }
                     } else {
-                        format!("cannot read: {io}; skipped")
-                    }
-                } else {
-                    format!("{err}; skipped")
-                };
-                diagnostics.push(Diagnostic::error(path, None, message));
-                continue;
-            }
-        };
-        let file_type = entry.file_type();
-        let path = entry.path();
-        // The start itself may lie behind a link (`knowledge -> /usr/share/doc`, or a linked
-        // folder above it), so it is checked whether or not it is one.
-        if entry.path_is_symlink() || entry.depth() == 0 {
-            if let Err(escape) = confinement.check(path) {
-                diagnostics.push(Diagnostic::warning(path, None, escape.to_string()));
-                if file_type.is_dir() {
-                    walker.skip_current_dir();
+                        format!("{err}; skipped")
+                    };
+                    diagnostics.push(Diagnostic::error(path, None, message));
+                    continue;
                 }
+            };
+            let file_type = entry.file_type();
+            let path = entry.path();
+            // The start itself may lie behind a link (`knowledge -> /usr/share/doc`, or a linked
+            // folder above it), so it is checked whether or not it is one.
+            if entry.path_is_symlink() || entry.depth() == 0 {
+                if let Err(escape) = self.confinement.check(path) {
+                    diagnostics.push(Diagnostic::warning(path, None, escape.to_string()));
+                    if file_type.is_dir() {
+                        walker.skip_current_dir();
+                    }
+                    continue;
+                }
+            }
+            if file_type.is_dir() {
                 continue;
             }
-        }
-        if file_type.is_dir() {
-            continue;
-        }
-        if !file_type.is_file() {
-            let kind = crate::file_kind(&file_type);
-            diagnostics.push(Diagnostic::error(path, None, format!("{kind}, not a regular file; skipped")));
-            continue;
-        }
-        let Ok(relative) = path.strip_prefix(skill_dir) else { continue };
-        let Some(source) = relative.to_str().map(|s| s.replace(std::path::MAIN_SEPARATOR, "/")) else {
-            diagnostics.push(Diagnostic::error(
-                path,
-                None,
-                "file name is not valid UTF-8; rename the file to index it; skipped",
-            ));
-            continue;
-        };
-        if keep(&source) {
-            files.insert(source, path.to_path_buf());
+            if !file_type.is_file() {
+                let kind = crate::file_kind(&file_type);
+                diagnostics.push(Diagnostic::error(path, None, format!("{kind}, not a regular file; skipped")));
+                continue;
+            }
+            let Ok(relative) = path.strip_prefix(self.base) else { continue };
+            let Some(relative) = relative.to_str().map(|s| s.replace(std::path::MAIN_SEPARATOR, "/")) else {
+                diagnostics.push(Diagnostic::error(
+                    path,
+                    None,
+                    "file name is not valid UTF-8; rename the file to index it; skipped",
+                ));
+                continue;
+            };
+            if keep(&relative) {
+                files.insert(format!("{}{relative}", self.prefix), path.to_path_buf());
+            }
         }
     }
 }
@@ -280,8 +370,12 @@ mod tests {
         assert!(listing.files.is_empty(), "{:?}", listing.files);
         assert_eq!(listing.diagnostics.len(), 1, "{:?}", listing.diagnostics);
         // …unless the folder it points into is allowed.
-        let listing =
-            list_knowledge_files_in(&dir, &defaults(), &["references", "knowledge"], &[outside.path().into()]);
+        let listing = list_knowledge_files_in(
+            &dir,
+            &defaults(),
+            &["references", "knowledge"],
+            &Confinement::for_skill(&dir, &[outside.path().into()]),
+        );
         let sources: Vec<_> = listing.files.iter().map(|f| f.source.as_str()).collect();
         assert_eq!(sources, vec!["knowledge/passwd", "knowledge/ssh/ssh_config"]);
         // Globs walk the skill folder itself; the same rule holds.

@@ -73,6 +73,11 @@
     return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
   }
 
+  // `skill/source`, or the project path alone for a shared folder's document (`/shared/…`).
+  function citedPath(cit) {
+    return String(cit.source).startsWith('/') ? cit.source : `${cit.skill}/${cit.source}`;
+  }
+
   function sourceUrl(skill, source) {
     const path = String(source).split('/').map(encodeURIComponent).join('/');
     return `/v1/skills/${encodeURIComponent(skill)}/sources/${path}`;
@@ -370,7 +375,7 @@
   function citationLink(cit) {
     const link = el('a', {
       href: '#', class: 'cite', dataset: { testid: 'citation-link', n: cit.n },
-      title: `${cit.skill}/${cit.source}${cit.heading ? ` › ${cit.heading}` : ''}`,
+      title: `${citedPath(cit)}${cit.heading ? ` › ${cit.heading}` : ''}`,
     }, `[${cit.n}]`);
     link.addEventListener('click', (ev) => {
       ev.preventDefault();
@@ -595,7 +600,7 @@
     const panel = $('#chunk-panel');
     panel.hidden = false;
     panel.dataset.n = cit.n;
-    $('#chunk-title').textContent = `[${cit.n}] ${cit.skill}/${cit.source}`;
+    $('#chunk-title').textContent = `[${cit.n}] ${citedPath(cit)}`;
     $('#chunk-sub').textContent = [cit.heading, formatPages(cit.pages)].filter(Boolean).join(' · ');
     renderMarkdown($('#chunk-cited'), cit.text);
     $('#chunk-doc-head').textContent = 'Document';

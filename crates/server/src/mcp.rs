@@ -152,7 +152,7 @@ fn tools() -> Vec<Tool> {
             input::<SkillArguments>(),
             json!({"type": "object", "properties": {"skill": text, "name": text, "description": text,
                 "triggers": array, "instructions": text, "boundary": {"type": "object"}, "examples": array,
-                "knowledge": {"type": "object"}},
+                "uses": array, "knowledge": {"type": "object"}},
                 "required": ["skill", "name", "description", "triggers", "examples", "knowledge"]}),
         ),
         tool(
@@ -305,10 +305,9 @@ impl SkillragMcp {
                         .enumerate()
                         .map(|(i, h)| {
                             format!(
-                                "[{}] {}/{} › {}{}\n{}",
+                                "[{}] {} › {}{}\n{}",
                                 i + 1,
-                                h.skill,
-                                h.location(),
+                                skillrag_core::cited_path(&h.skill, &h.location()),
                                 h.heading,
                                 found_by(h),
                                 h.text
@@ -364,6 +363,9 @@ fn card_text(card: &SkillCard) -> String {
     if !card.examples.is_empty() {
         let examples: Vec<String> = card.examples.iter().map(|e| format!("- {e}")).collect();
         out.push(format!("## Examples\n{}", examples.join("\n")));
+    }
+    if !card.uses.is_empty() {
+        out.push(format!("Uses the knowledge of: {}", card.uses.join(", ")));
     }
     let k = &card.knowledge;
     let tiers: Vec<String> = k.tiers.iter().map(|(tier, n)| format!("{n} {tier}")).collect();

@@ -190,7 +190,7 @@ pub fn content_of(answer: &Answer) -> String {
             .iter()
             .map(|c| {
                 let heading = if c.heading.is_empty() { String::new() } else { format!(" › {}", c.heading) };
-                format!("[{}] {}/{}{heading}", c.n, c.skill, c.location())
+                format!("[{}] {}{heading}", c.n, skillrag_core::cited_path(&c.skill, &c.location()))
             })
             .collect();
         content.push_str(&notes.join("\n"));

@@ -19,13 +19,16 @@ pub fn skill_id(raw: &str) -> Result<&str, ApiError> {
     }
 }
 
-/// A source path relative to a skill folder, as the index records it (`knowledge/faq.md`).
+/// A source path as the index records it: relative to the skill folder (`knowledge/faq.md`), or
+/// with one leading `/` for a document of a project folder the skill shares
+/// (`/shared/style-guide/tone.md`). Either is only looked up among the skill's own sources.
 pub fn source_path(raw: &str) -> Result<&str, ApiError> {
     let bad = |why: &str| Err(ApiError::bad_request(format!("unsafe source path `{raw}`: {why}")));
-    if raw.is_empty() {
+    let inside = raw.strip_prefix('/').unwrap_or(raw);
+    if inside.is_empty() {
         return bad("empty");
     }
-    if raw.starts_with('/') || raw.as_bytes().get(1) == Some(&b':') {
+    if inside.starts_with('/') || inside.as_bytes().get(1) == Some(&b':') {
         return bad("absolute paths are not accepted");
     }
     if raw.contains(['\\', '\0']) {
@@ -35,7 +38,7 @@ pub fn source_path(raw: &str) -> Result<&str, ApiError> {
     if ["%2e", "%2f", "%5c", "%00"].iter().any(|e| lower.contains(e)) {
         return bad("encoded dots and separators are not accepted");
     }
-    if raw.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+    if inside.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
         return bad("`.`, `..` and empty components are not accepted");
     }
     Ok(raw)
@@ -47,13 +50,26 @@ mod tests {
 
     #[test]
     fn refuses_escapes() {
-        for bad in
-            ["../etc/passwd", "/etc/passwd", "a/../../b", "a//b", "%2e%2e/x", "..%2Fx", "a\\..\\b", "C:/x", "./a"]
-        {
+        for bad in [
+            "../etc/passwd",
+            "//etc/passwd",
+            "/../x",
+            "/",
+            "a/../../b",
+            "a//b",
+            "%2e%2e/x",
+            "..%2Fx",
+            "a\\..\\b",
+            "C:/x",
+            "/C:/x",
+            "./a",
+        ] {
             assert!(source_path(bad).is_err(), "{bad}");
         }
         assert_eq!(source_path("knowledge/faq.md").unwrap(), "knowledge/faq.md");
         assert_eq!(source_path("知识/常见问题.md").unwrap(), "知识/常见问题.md");
+        // A shared folder's document, as the index records it; looked up among the skill's sources.
+        assert_eq!(source_path("/shared/style-guide/tone.md").unwrap(), "/shared/style-guide/tone.md");
         for bad in ["..", ".", "a/b", "", "a b", "x%2f"] {
             assert!(skill_id(bad).is_err(), "{bad}");
         }

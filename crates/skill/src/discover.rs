@@ -70,6 +70,8 @@ pub fn discover(roots: &[PathBuf]) -> Discovery {
             out.skills.push(skill);
         }
     }
+    let dependency_problems = crate::dependencies::resolve(&mut out.skills);
+    out.diagnostics.extend(dependency_problems);
     out
 }
 

@@ -5,6 +5,7 @@
 //! and headings only with no frontmatter. Body sections are recognised by the meaning of
 //! their heading in Chinese or English, never by their number.
 
+mod dependencies;
 mod discover;
 mod frontmatter;
 mod lint;
@@ -77,6 +78,12 @@ pub struct SkillSettings {
     pub doc_type: Option<DocType>,
     /// Use the questions of the skill's FAQ files as routing examples.
     pub faq_examples: Option<bool>,
+    /// Skills whose knowledge is retrieved too when this one is routed to (`metadata.uses`).
+    /// After [`discover`], only the valid ones: unknown names, the skill itself and cycles are
+    /// reported and dropped.
+    pub uses: Vec<String>,
+    /// The line of `uses` in `SKILL.md`, for its diagnostics.
+    pub uses_line: usize,
 }
 
 impl Skill {

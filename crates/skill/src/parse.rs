@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Keys we understand, under `metadata` (canonical) or at the top level (lenient).
-pub(crate) const EXTRA_KEYS: [&str; 10] = [
+pub(crate) const EXTRA_KEYS: [&str; 11] = [
     "triggers",
     "boundary",
     "examples",
@@ -22,6 +22,7 @@ pub(crate) const EXTRA_KEYS: [&str; 10] = [
     "doc_type",
     "instructions",
     "faq_examples",
+    "uses",
 ];
 
 pub const MAX_NAME_CHARS: usize = 64;
@@ -411,6 +412,10 @@ fn apply_extra(key: &str, value: &Value, file: &Path, line: usize, fields: &mut 
         "knowledge" => {
             let paths = list(value).unwrap_or_else(|| scalar(value).map(|s| split_paths(&s)).unwrap_or_default());
             fields.settings.knowledge.extend(paths);
+        }
+        "uses" => {
+            fields.settings.uses.extend(items().into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()));
+            fields.settings.uses_line = line;
         }
         "top_k" => fields.settings.top_k = number(diags),
         "chunk_size" => {

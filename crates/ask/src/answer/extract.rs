@@ -9,7 +9,7 @@
 
 use super::expect::{expected, values};
 use super::units::{is_list_item, units, Surroundings, Unit, UnitKind};
-use super::Part;
+use super::{Part, Side};
 use crate::contract::{marker_len, Citation, Context};
 use crate::evidence::TermStats;
 use crate::messages;
@@ -125,9 +125,7 @@ pub fn extract_parts(
     let mut citations: Vec<Citation> = Vec::new();
     for part in parts {
         let own: Vec<usize> = (0..context.pieces.len()).filter(|&i| context.pieces[i].skill == part.skill).collect();
-        let pieces = own.iter().map(|&i| context.pieces[i].clone()).collect();
-        let around: Vec<Surroundings> = own.iter().filter_map(|&i| surroundings.get(i).cloned()).collect();
-        let sub = Context { pieces, ..Default::default() };
+        let (sub, around) = sub_context(context, surroundings, &own);
         match extract(part.question, part.stats, &sub, &around, hits) {
             Some((text, cited)) => {
                 let offset = citations.len();
@@ -138,6 +136,54 @@ pub fn extract_parts(
         }
     }
     (!citations.is_empty()).then(|| (texts.join("\n\n"), citations))
+}
+
+/// A compare question's extractive answer: a table with one row per side, each quoted from the
+/// side's own pieces; a side with nothing to quote says so in its row. `None` when no side has,
+/// or when every side quotes the same passage (the whole question's excerpt answers then).
+pub fn extract_sides(
+    sides: &[Side<'_>],
+    context: &Context,
+    surroundings: &[Surroundings],
+    hits: &[Hit],
+    language: Language,
+) -> Option<(String, Vec<Citation>)> {
+    let mut rows = Vec::new();
+    let mut citations: Vec<Citation> = Vec::new();
+    let mut openings: Vec<String> = Vec::new();
+    for side in sides {
+        let (sub, around) = sub_context(context, surroundings, side.pieces);
+        let cell = match extract(side.question, side.stats, &sub, &around, hits) {
+            Some((text, cited)) => {
+                openings.push(text.split('[').next().unwrap_or_default().trim().to_string());
+                let offset = citations.len();
+                citations.extend(cited.into_iter().map(|c| Citation { n: c.n + offset, ..c }));
+                shift_markers(&text, offset)
+            }
+            None => messages::side_not_found(language),
+        };
+        rows.push(format!("| {} | {} |", table_cell(side.name), table_cell(&cell)));
+    }
+    // Every side quoting the same passage: that passage compares them itself ("SARS-CoV uses ACE2,
+    // while MERS-CoV uses DPP4"); the ordinary excerpt shows it once.
+    let same_passage = openings.len() == sides.len() && openings.windows(2).all(|w| w[0] == w[1]);
+    if citations.is_empty() || same_passage {
+        return None;
+    }
+    Some((format!("{}\n{}", messages::compare_table_header(language), rows.join("\n")), citations))
+}
+
+/// A Markdown table cell: one line, its pipes escaped.
+fn table_cell(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+/// The pieces of `context` at `indexes` (their numbers kept, so citations point into the whole
+/// context), with their surroundings.
+fn sub_context(context: &Context, surroundings: &[Surroundings], indexes: &[usize]) -> (Context, Vec<Surroundings>) {
+    let pieces = indexes.iter().filter_map(|&i| context.pieces.get(i).cloned()).collect();
+    let around = indexes.iter().filter_map(|&i| surroundings.get(i).cloned()).collect();
+    (Context { pieces, ..Default::default() }, around)
 }
 
 /// `text` with each citation marker `[n]` raised by `offset`.

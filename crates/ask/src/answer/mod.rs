@@ -48,6 +48,9 @@ pub struct Evidence<'a> {
     pub hits: &'a [Hit],
     /// A multi-intent question's parts, each answered from its own skill (empty otherwise).
     pub parts: &'a [Part<'a>],
+    /// A compare question's sides, compiled side by side in `context` (empty otherwise): the
+    /// model is told to cover and cite each side; the extractive answer is a table, one row per side.
+    pub sides: &'a [Side<'a>],
 }
 
 /// A part of a multi-intent question: its skill, its text, and its analysis.
@@ -69,17 +72,32 @@ pub fn answer(
     language: Language,
     on_text: Option<OnText<'_>>,
 ) -> Outcome {
-    let Evidence { question, stats, context, rescued, surroundings, hits, parts } = *evidence;
+    let Evidence { question, stats, context, rescued, surroundings, hits, parts, sides } = *evidence;
     let written = generator.map(|g| {
         // Evidence the lexical check could not judge is always judged by the model.
         let settings = GenerateSettings { judge: settings.judge || rescued, ..settings.clone() };
-        let messages = generate::prompt(skill, context, asked, question.language, settings.judge);
+        let mut messages = generate::prompt(skill, context, asked, question.language, settings.judge);
+        if let (false, Some(system)) = (sides.is_empty(), messages.first_mut()) {
+            let names: Vec<&str> = sides.iter().map(|s| s.name).collect();
+            system.content.push_str(&messages::compare_instruction(question.language, &names));
+        }
         generate::write(g, messages, context, &settings, language, on_text)
     });
-    settle(written, rescued, language, || match parts {
-        [] => extract::extract(question, stats, context, surroundings, hits),
-        parts => extract::extract_parts(parts, context, surroundings, hits, language),
+    settle(written, rescued, language, || match (parts, sides) {
+        ([], []) => extract::extract(question, stats, context, surroundings, hits),
+        ([], sides) => extract::extract_sides(sides, context, surroundings, hits, language)
+            .or_else(|| extract::extract(question, stats, context, surroundings, hits)),
+        (parts, _) => extract::extract_parts(parts, context, surroundings, hits, language),
     })
+}
+
+/// A side of a compare question: its name, its own analysis, and its pieces in the context.
+pub struct Side<'a> {
+    pub name: &'a str,
+    pub question: &'a Question,
+    pub stats: &'a TermStats,
+    /// Indexes into the context's pieces.
+    pub pieces: &'a [usize],
 }
 
 /// Which answer stands, given what the model wrote (`None`: it was not asked). The extractive

@@ -71,6 +71,7 @@ pub fn retrieve(
     let probed = &routed.probed;
     let mut out = Retrieval { context_k: settings.context_k, ..Default::default() };
     let mut kept: Vec<(Hit, f32)> = Vec::new();
+    let mut searched = routed.route.skills.clone();
     for skill_id in &routed.route.skills {
         let skill = engine.skill(skill_id)?;
         if let Some(k) = skill.settings.top_k {
@@ -88,10 +89,46 @@ pub fn retrieve(
         };
         let first = probed.probes.get(skill_id).cloned();
         kept.extend(in_skill(&at, settings, model, first, helpers, language, &mut out)?);
+        kept.extend(in_dependencies(&at, &mut searched, settings, model, helpers, language, &mut out)?);
     }
     kept.sort_by(|a, b| b.0.scores.fused.total_cmp(&a.0.scores.fused));
     out.hits = kept.into_iter().take(settings.hits).map(|(h, _)| h).collect();
     Ok(out)
+}
+
+/// Retrieval in the skills `at.skill` uses (`metadata.uses`, one level: a used skill's own
+/// dependencies are not followed, so what one route searches stays predictable). Each is searched
+/// for the same question and filtered on its own evidence; its chunks keep their own tiers and
+/// skill, and compete with the routed skill's for the same context budget. A dependency with
+/// nothing on the question adds nothing, and does not make the question weak.
+fn in_dependencies(
+    at: &InSkill<'_>,
+    searched: &mut Vec<String>,
+    settings: &AskSettings,
+    model: &RouterModel,
+    helpers: Helpers<'_>,
+    language: Language,
+    out: &mut Retrieval,
+) -> Result<Vec<(Hit, f32)>, AskError> {
+    let mut kept = Vec::new();
+    // The LLM's rescue query is for the routed skill's own weak evidence only.
+    let helpers = Helpers { rewriter: None, ..helpers };
+    for id in &at.skill.settings.uses {
+        // A skill that is routed to, or used by two routed skills, is searched once.
+        if searched.contains(id) {
+            continue;
+        }
+        searched.push(id.clone());
+        if at.engine.index_of(id)?.is_none() {
+            out.warnings.push(format!("`{}` uses `{id}`, which is not indexed; answered without it", at.skill.id));
+            continue;
+        }
+        let dependency = InSkill { skill: at.engine.skill(id)?, ..*at };
+        let weak = out.weak_skills.len();
+        kept.extend(in_skill(&dependency, settings, model, None, helpers, language, out)?);
+        out.weak_skills.truncate(weak);
+    }
+    Ok(kept)
 }
 
 /// Retrieval in one skill; returns its kept chunks with their coverage, and records attempts,

@@ -74,8 +74,10 @@ fn run(cli: &Cli, engine: &Engine, options: &IndexOptions) -> Result<usize> {
 /// Re-indexes the skills whose files change, until interrupted. The engine is reopened when
 /// skills appear, vanish or change their SKILL.md, so that discovery and settings are fresh.
 fn watch(cli: &Cli, args: &IndexArgs, mut engine: Engine) -> Result<()> {
-    let watcher = Watcher::new(&engine.project, Duration::from_millis(args.debounce_ms))?;
-    let roots: Vec<String> = engine.project.skill_roots().iter().map(|r| r.display().to_string()).collect();
+    let shared = engine.shared_folders();
+    let mut roots: Vec<String> = engine.project.skill_roots().iter().map(|r| r.display().to_string()).collect();
+    roots.extend(shared.iter().map(|(folder, _)| folder.display().to_string()));
+    let watcher = Watcher::new(&engine.project, shared, Duration::from_millis(args.debounce_ms))?;
     eprintln!("watching {} for changes (Ctrl-C to stop)", roots.join(", "));
     let mut on_error = |e: String| eprintln!("warning: file watcher: {e}");
     while let Some(batch) = watcher.next(&mut on_error) {

@@ -62,7 +62,8 @@ pub fn search(cli: &Cli, args: &SearchArgs) -> Result<ExitCode> {
             _ => "-".to_string(),
         };
         let heading = if hit.heading.is_empty() { String::new() } else { format!(" › {}", hit.heading) };
-        println!("{:>2}. {}/{}{heading}  [chunk {}]", i + 1, hit.skill, hit.location(), hit.ordinal);
+        let at = skillrag_core::cited_path(&hit.skill, &hit.location());
+        println!("{:>2}. {at}{heading}  [chunk {}]", i + 1, hit.ordinal);
         let rerank = hit.scores.rerank.map_or_else(String::new, |s| format!("   rerank {s:.3}"));
         println!(
             "    fused {:.4}   bm25 {}   dense {}{rerank}",

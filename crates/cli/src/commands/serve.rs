@@ -35,7 +35,9 @@ fn open_service(project: skillrag_engine::Project, args: Option<&ServeArgs>) -> 
 /// skills not indexed yet, a lexical-only setup.
 fn report_startup(engine: &skillrag_engine::Engine) {
     for d in engine.discovery.diagnostics.iter().filter(|d| d.is_error()) {
-        eprintln!("{d} (skill skipped)");
+        // A skill with a bad `uses` still serves, without those dependencies (the message says so).
+        let loaded = engine.skills().iter().any(|s| d.path.starts_with(&s.dir));
+        eprintln!("{d}{}", if loaded { "" } else { " (skill skipped)" });
     }
     for (skill, generation) in engine.served_generations() {
         if generation.is_none() {
