@@ -5,7 +5,8 @@
 //! retrieval as [`Assistant::ask`], so an agent never gets context a question would be refused.
 
 use crate::compile::render_piece;
-use crate::contract::{Answer, Context, Refusal, Route, Timings};
+use crate::contract::{Answer, Context, Refusal, RefusalKind, Route, Timings};
+use crate::retrieve::Retrieval;
 use crate::{gate, ms, normalize_question, AskError, AskOptions, Assistant, TurnLlm};
 use serde::{Deserialize, Serialize};
 use skillrag_core::{Hit, Tier};
@@ -94,8 +95,22 @@ impl Assistant {
             answer.context = self.compile(&hits, &retrieval, options.budget);
             answer.timings_ms.generate = ms(compile_started);
         }
+        // A task refused for its skill's knowledge (`not_found`) or boundary still belongs to that
+        // skill: the agent gets the refusal with the skill's instructions, boundary and standing
+        // rules, so it does not fill the gap from memory against them.
+        let refused_in_skill =
+            answer.refusal.as_ref().is_some_and(|r| matches!(r.kind, RefusalKind::NotFound | RefusalKind::Boundary));
+        if refused_in_skill && !answer.route.skills.is_empty() {
+            let rules = self.standing_rules(&answer.route.skills, &[])?;
+            let retrieval = Retrieval { context_k: rules.len(), ..Default::default() };
+            answer.context = self.compile(&rules, &retrieval, options.budget);
+        }
         answer.timings_ms.total = ms(started);
-        let skills = if answer.refusal.is_none() { answer.route.skills.clone() } else { vec![] };
+        let skills = match &answer.refusal {
+            None => answer.route.skills.clone(),
+            Some(_) if refused_in_skill => answer.route.skills.clone(),
+            Some(_) => vec![],
+        };
         Ok(self.task_context(answer, skills))
     }
 
@@ -154,15 +169,18 @@ fn brief(skill: &skillrag_skill::Skill) -> SkillBrief {
 impl TaskContext {
     /// The context as an agent reads it: each skill's instructions and boundary, then the pieces
     /// in tier order, `[n] tier · skill/source › heading`, then what the budget left out. A
-    /// refusal is its message.
+    /// refusal comes first; with no skill to go by (`out_of_scope`, `ambiguous`) it is all there is.
     pub fn render(&self) -> String {
+        let mut out: Vec<String> = Vec::new();
         if let Some(refusal) = &self.refusal {
-            return refusal.message.clone();
+            if self.skills.is_empty() {
+                return refusal.message.clone();
+            }
+            out.push(format!("Refused ({}): {}", refusal.kind.as_str(), refusal.message));
         }
         if let Some(gate) = &self.route.gate {
             return format!("No knowledge is needed for this request ({gate}).");
         }
-        let mut out: Vec<String> = Vec::new();
         for s in &self.skills {
             let mut block = format!("# Skill: {} — {}", s.skill, s.description);
             if let Some(instructions) = &s.instructions {
@@ -174,6 +192,9 @@ impl TaskContext {
             out.push(block);
         }
         let c = &self.context;
+        if c.pieces.is_empty() && self.refusal.is_some() {
+            return out.join("\n\n");
+        }
         out.push(format!("# Context ({} of {} {}; rules → examples → references)", c.used, c.budget, c.unit));
         for p in &c.pieces {
             out.push(render_piece(p, &format!("{} · ", p.tier), p.text.trim()));
@@ -244,6 +265,19 @@ mod tests {
     #[test]
     fn a_refused_task_renders_as_its_refusal() {
         let refusal = Refusal { kind: RefusalKind::OutOfScope, message: "No skill covers this.".into() };
-        assert_eq!(task(Some(refusal)).render(), "No skill covers this.");
+        let mut unrouted = task(Some(refusal));
+        unrouted.skills.clear();
+        assert_eq!(unrouted.render(), "No skill covers this.");
+    }
+
+    #[test]
+    fn a_task_refused_in_its_skill_keeps_the_skill_and_its_rules() {
+        let refusal = Refusal { kind: RefusalKind::NotFound, message: "Not in the knowledge base.".into() };
+        let mut refused = task(Some(refusal));
+        refused.context.pieces.truncate(1);
+        let text = refused.render();
+        let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing in {text}"));
+        assert!(at("Refused (not_found): Not in the knowledge base.") < at("## Instructions\nCite the article."));
+        assert!(at("## Boundary") < at("[1] rules · hr/rules/cite.md"), "{text}");
     }
 }

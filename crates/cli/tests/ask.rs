@@ -367,6 +367,11 @@ fn context_compiles_the_routed_skill_for_a_task() {
     let refused = json(dir, &["context", "股票基金怎么选？"]);
     assert_eq!(refused["refusal"]["kind"], "out_of_scope", "{refused}");
     assert!(refused["skills"].as_array().unwrap().is_empty() && refused["context"]["pieces"] == serde_json::json!([]));
+    // Refused for its skill's knowledge, a task still gets that skill's rules: not from memory.
+    let missing = json(dir, &["context", "写一段给员工的说明：周末加班的加班工资按什么标准计算。"]);
+    assert_eq!(missing["refusal"]["kind"], "not_found", "{missing}");
+    assert_eq!(missing["skills"][0]["skill"], "labor-law", "{missing}");
+    assert_eq!(missing["context"]["pieces"][0]["source"], "knowledge/rules/citation.md", "{missing}");
     let gated = json(dir, &["context", "你好"]);
     assert!(gated["route"]["gate"].is_string() && gated["context"]["pieces"] == serde_json::json!([]), "{gated}");
     let forced = json(dir, &["context", "Summarise the warranty terms", "--skill", "router-faq"]);
