@@ -27,11 +27,26 @@ fn main() -> ExitCode {
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     }
     let cli = cli::Cli::parse();
+    if !matches!(cli.command, cli::Command::Serve(_) | cli::Command::Mcp) {
+        stop_quietly_on_closed_pipe();
+    }
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `skillrag search … | head` must end quietly when `head` closes the pipe, as Unix tools do.
+/// Rust starts with SIGPIPE ignored, so `println!` would panic on the closed pipe instead; a
+/// one-shot command gets the default back (the kernel ends it). The servers keep ignoring it: a
+/// client that hangs up must never stop them.
+fn stop_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: sets one signal's disposition at startup, before any thread is spawned.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -372,3 +372,20 @@ fn migrate_copies_indexes_both_ways() {
     let out = skillrag(src.path(), &["migrate", "--to", "embedded"]).output().unwrap();
     assert!(!out.status.success() && stderr(&out).contains("same store"), "{}", stderr(&out));
 }
+
+/// `skillrag … | head`: when the reader closes the pipe, the command ends quietly, as Unix tools
+/// do, instead of panicking on the next write.
+#[test]
+fn a_closed_pipe_ends_a_command_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("long.md");
+    std::fs::write(&file, format!("# Long\n\n{}", "A line of text that goes on for a while.\n".repeat(20_000)))
+        .unwrap();
+    let mut child =
+        skillrag(tmp.path(), &["extract"]).arg(&file).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take()); // the reader goes away, as `head` does
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}
