@@ -125,15 +125,9 @@ pub fn extract_parts(
     let mut citations: Vec<Citation> = Vec::new();
     for part in parts {
         let own: Vec<usize> = (0..context.pieces.len()).filter(|&i| context.pieces[i].skill == part.skill).collect();
-        let (sub, around) = sub_context(context, surroundings, &own);
-        match extract(part.question, part.stats, &sub, &around, hits) {
-            Some((text, cited)) => {
-                let offset = citations.len();
-                texts.push(shift_markers(&text, offset));
-                citations.extend(cited.into_iter().map(|c| Citation { n: c.n + offset, ..c }));
-            }
-            None => texts.push(messages::part_not_found(language, part.skill, part.text)),
-        }
+        let group = Group { question: part.question, stats: part.stats, pieces: &own };
+        let quoted = group.quote(context, surroundings, hits, &mut citations);
+        texts.push(quoted.unwrap_or_else(|| messages::part_not_found(language, part.skill, part.text)));
     }
     (!citations.is_empty()).then(|| (texts.join("\n\n"), citations))
 }
@@ -152,13 +146,11 @@ pub fn extract_sides(
     let mut citations: Vec<Citation> = Vec::new();
     let mut openings: Vec<String> = Vec::new();
     for side in sides {
-        let (sub, around) = sub_context(context, surroundings, side.pieces);
-        let cell = match extract(side.question, side.stats, &sub, &around, hits) {
-            Some((text, cited)) => {
+        let group = Group { question: side.question, stats: side.stats, pieces: side.pieces };
+        let cell = match group.quote(context, surroundings, hits, &mut citations) {
+            Some(text) => {
                 openings.push(text.split('[').next().unwrap_or_default().trim().to_string());
-                let offset = citations.len();
-                citations.extend(cited.into_iter().map(|c| Citation { n: c.n + offset, ..c }));
-                shift_markers(&text, offset)
+                text
             }
             None => messages::side_not_found(language),
         };
@@ -178,12 +170,34 @@ fn table_cell(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
 }
 
-/// The pieces of `context` at `indexes` (their numbers kept, so citations point into the whole
-/// context), with their surroundings.
-fn sub_context(context: &Context, surroundings: &[Surroundings], indexes: &[usize]) -> (Context, Vec<Surroundings>) {
-    let pieces = indexes.iter().filter_map(|&i| context.pieces.get(i).cloned()).collect();
-    let around = indexes.iter().filter_map(|&i| surroundings.get(i).cloned()).collect();
-    (Context { pieces, ..Default::default() }, around)
+/// A part of a question answered from its own pieces of the context: a multi-intent question's
+/// part (its skill's pieces) or a compare question's side.
+struct Group<'a> {
+    question: &'a Question,
+    stats: &'a TermStats,
+    /// Indexes into the context's pieces.
+    pieces: &'a [usize],
+}
+
+impl Group<'_> {
+    /// The group's excerpt from its pieces alone (their context numbers kept, so citations point
+    /// into the whole context), its markers numbered after the `citations` so far, which it
+    /// extends. `None` when its pieces hold nothing to quote.
+    fn quote(
+        &self,
+        context: &Context,
+        surroundings: &[Surroundings],
+        hits: &[Hit],
+        citations: &mut Vec<Citation>,
+    ) -> Option<String> {
+        let pieces = self.pieces.iter().filter_map(|&i| context.pieces.get(i).cloned()).collect();
+        let around: Vec<Surroundings> = self.pieces.iter().filter_map(|&i| surroundings.get(i).cloned()).collect();
+        let sub = Context { pieces, ..Default::default() };
+        let (text, cited) = extract(self.question, self.stats, &sub, &around, hits)?;
+        let offset = citations.len();
+        citations.extend(cited.into_iter().map(|c| Citation { n: c.n + offset, ..c }));
+        Some(shift_markers(&text, offset))
+    }
 }
 
 /// `text` with each citation marker `[n]` raised by `offset`.

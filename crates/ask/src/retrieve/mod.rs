@@ -89,46 +89,33 @@ pub fn retrieve(
         };
         let first = probed.probes.get(skill_id).cloned();
         kept.extend(in_skill(&at, settings, model, first, helpers, language, &mut out)?);
-        kept.extend(in_dependencies(&at, &mut searched, settings, model, helpers, language, &mut out)?);
+        // The skills it uses (`metadata.uses`, one level: a used skill's own dependencies are not
+        // followed, so what one route searches stays predictable), each searched for the same
+        // question — from routing's probe when it has one — and filtered on its own evidence. Their
+        // chunks keep their tiers and skill and compete for the same context budget. A dependency
+        // with nothing on the question adds nothing and does not make the question weak; a skill
+        // routed to, or used by two routed skills, is searched once. No LLM rescue query here: that
+        // is for the routed skill's own weak evidence.
+        for id in &skill.settings.uses {
+            if searched.contains(id) {
+                continue;
+            }
+            searched.push(id.clone());
+            if engine.index_of(id)?.is_none() {
+                out.warnings.push(format!("`{skill_id}` uses `{id}`, which is not indexed; answered without it"));
+                continue;
+            }
+            let dependency = InSkill { skill: engine.skill(id)?, ..at };
+            let weak = out.weak_skills.len();
+            let helpers = Helpers { rewriter: None, ..helpers };
+            let first = probed.probes.get(id).cloned();
+            kept.extend(in_skill(&dependency, settings, model, first, helpers, language, &mut out)?);
+            out.weak_skills.truncate(weak);
+        }
     }
     kept.sort_by(|a, b| b.0.scores.fused.total_cmp(&a.0.scores.fused));
     out.hits = kept.into_iter().take(settings.hits).map(|(h, _)| h).collect();
     Ok(out)
-}
-
-/// Retrieval in the skills `at.skill` uses (`metadata.uses`, one level: a used skill's own
-/// dependencies are not followed, so what one route searches stays predictable). Each is searched
-/// for the same question and filtered on its own evidence; its chunks keep their own tiers and
-/// skill, and compete with the routed skill's for the same context budget. A dependency with
-/// nothing on the question adds nothing, and does not make the question weak.
-fn in_dependencies(
-    at: &InSkill<'_>,
-    searched: &mut Vec<String>,
-    settings: &AskSettings,
-    model: &RouterModel,
-    helpers: Helpers<'_>,
-    language: Language,
-    out: &mut Retrieval,
-) -> Result<Vec<(Hit, f32)>, AskError> {
-    let mut kept = Vec::new();
-    // The LLM's rescue query is for the routed skill's own weak evidence only.
-    let helpers = Helpers { rewriter: None, ..helpers };
-    for id in &at.skill.settings.uses {
-        // A skill that is routed to, or used by two routed skills, is searched once.
-        if searched.contains(id) {
-            continue;
-        }
-        searched.push(id.clone());
-        if at.engine.index_of(id)?.is_none() {
-            out.warnings.push(format!("`{}` uses `{id}`, which is not indexed; answered without it", at.skill.id));
-            continue;
-        }
-        let dependency = InSkill { skill: at.engine.skill(id)?, ..*at };
-        let weak = out.weak_skills.len();
-        kept.extend(in_skill(&dependency, settings, model, None, helpers, language, out)?);
-        out.weak_skills.truncate(weak);
-    }
-    Ok(kept)
 }
 
 /// Retrieval in one skill; returns its kept chunks with their coverage, and records attempts,
