@@ -123,6 +123,21 @@ pub struct Citation {
     pub heading: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<(u32, u32)>,
+    /// The cited source is a picture (a PNG, JPEG, WebP or TIFF read by OCR): where to get it
+    /// and its size. Absent for every other document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<CitedPicture>,
+}
+
+/// A cited picture: `path` is the source as the source endpoints take it
+/// (`GET /v1/skills/{skill}/pictures/{path}` serves its bytes), `width` × `height` in pixels,
+/// `bytes` its file size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CitedPicture {
+    pub path: String,
+    pub width: u32,
+    pub height: u32,
+    pub bytes: u64,
 }
 
 impl Citation {
@@ -170,6 +185,7 @@ impl ContextPiece {
             source: self.source.clone(),
             heading: self.heading.clone(),
             pages: self.pages,
+            image: None,
         }
     }
 }

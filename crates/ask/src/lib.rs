@@ -35,8 +35,8 @@ mod tune;
 
 pub use answer::OnText;
 pub use contract::{
-    marker_len, Answer, Candidate, Citation, Context, ContextPiece, Decision, GenerationInfo, PlanStep, Refusal,
-    RefusalKind, Route, Timings,
+    marker_len, Answer, Candidate, Citation, CitedPicture, Context, ContextPiece, Decision, GenerationInfo, PlanStep,
+    Refusal, RefusalKind, Route, Timings,
 };
 pub use conversation::Conversation;
 pub use gaps::{Gap, GapLog, GapRecord};
@@ -520,6 +520,20 @@ impl Assistant {
                 answer.generation = generation;
                 answer.warnings.extend(warning);
             }
+        }
+        self.cite_pictures(&mut answer.citations);
+    }
+
+    /// Each citation of a picture carries where to get it and its size, as its skill's served
+    /// index records them (every way an answer reaches the user settles it here).
+    fn cite_pictures(&self, citations: &mut [Citation]) {
+        for c in citations {
+            c.image = self.engine.picture(&c.skill, &c.source).map(|p| CitedPicture {
+                path: p.source,
+                width: p.width,
+                height: p.height,
+                bytes: p.bytes,
+            });
         }
     }
 

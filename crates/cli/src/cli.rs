@@ -56,9 +56,10 @@ pub enum Command {
     Search(SearchArgs),
     /// List the skills: description, triggers, files, chunks and index freshness.
     Skills,
-    /// Print the text a knowledge file yields (PDF, DOCX, HTML, FAQ table, Markdown, text).
+    /// Print the text a knowledge file yields (PDF, DOCX, HTML, FAQ table, Markdown, text, and
+    /// scans and pictures through OCR).
     #[command(
-        after_help = "Shows what indexing would see: the text in reading order with page marks, FAQ pairs,\nthe title and the detected encoding — or why the file would be skipped.\n\nExamples:\n  skillrag extract manual.pdf\n  skillrag extract faq.csv --json"
+        after_help = "Shows what indexing would see: the text in reading order with page marks, FAQ pairs,\nthe title and the detected encoding — or why the file would be skipped. Scanned pages and\npictures (PNG, JPEG, WebP, TIFF) are read by OCR when Tesseract is installed\n(scripts/setup-ocr); --json gives each OCR'd page's confidence.\n\nExamples:\n  skillrag extract manual.pdf\n  skillrag extract faq.csv --json\n  skillrag extract scan.pdf --ocr-languages chi_sim+eng"
     )]
     Extract(ExtractArgs),
     /// List the documents of one skill's index with their chunk counts.
@@ -266,6 +267,11 @@ pub struct SearchArgs {
 pub struct ExtractArgs {
     /// The file.
     pub file: PathBuf,
+    /// Languages OCR reads scans and pictures in, Tesseract's names joined by `+`
+    /// (`chi_sim+eng`, `chi_tra`, `eng`); default: `[index] ocr_languages`, else the language of
+    /// the skill the file is in, else Simplified Chinese and English.
+    #[arg(long, value_name = "LANGS")]
+    pub ocr_languages: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -13,7 +13,17 @@ pub struct Bars {
     files: Mutex<(usize, usize)>,
     /// Whether the bar counts chunks (from the first chunk queued) rather than files.
     chunks: std::sync::atomic::AtomicBool,
+    /// Pages read by OCR, a bar of their own (OCR is slow: pages/s and an ETA from the first
+    /// page); without a terminal, a line after the first page and every tenth.
+    ocr: Mutex<Option<OcrPages>>,
     tty: bool,
+}
+
+struct OcrPages {
+    bar: ProgressBar,
+    done: u64,
+    queued: u64,
+    started: std::time::Instant,
 }
 
 impl Bars {
@@ -25,6 +35,7 @@ impl Bars {
             bar: Mutex::new(None),
             files: Mutex::new((0, 0)),
             chunks: std::sync::atomic::AtomicBool::new(false),
+            ocr: Mutex::new(None),
             tty,
         }
     }
@@ -103,7 +114,36 @@ impl Progress for Bars {
         self.inc(chunks);
     }
 
+    fn ocr_queued(&self, skill: &str, pages: usize) {
+        let mut ocr = self.ocr.lock().unwrap_or_else(|e| e.into_inner());
+        let state = ocr.get_or_insert_with(|| OcrPages {
+            bar: self.multi.add(Self::bar(skill, 0, "OCR pages")),
+            done: 0,
+            queued: 0,
+            started: std::time::Instant::now(),
+        });
+        state.queued += pages as u64;
+        state.bar.inc_length(pages as u64);
+    }
+
+    fn ocr_done(&self, skill: &str) {
+        let mut ocr = self.ocr.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(state) = ocr.as_mut() else { return };
+        state.done += 1;
+        state.bar.inc(1);
+        if !self.tty && (state.done == 1 || state.done % 10 == 0 || state.done == state.queued) {
+            let seconds = state.started.elapsed().as_secs_f64().max(1e-3);
+            let rate = state.done as f64 / seconds;
+            let eta = (state.queued - state.done) as f64 / rate;
+            eprintln!("{skill}: OCR {}/{} pages, {rate:.2} pages/s, eta {eta:.0} s", state.done, state.queued);
+        }
+    }
+
     fn skill_finished(&self, r: &SkillReport) {
+        if let Some(state) = self.ocr.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            state.bar.finish_and_clear();
+            self.multi.remove(&state.bar);
+        }
         self.replace_bar(None);
         let what = match r.generation {
             // The reason was printed as a diagnostic just before.

@@ -52,6 +52,8 @@ fn hits(result: &Value) -> Vec<Value> {
 #[test]
 fn rich_documents_are_indexed_and_broken_ones_reported_one_by_one() {
     let tmp = project();
+    // Without OCR, whether or not this machine has Tesseract (tests/ocr.rs reads scans).
+    std::fs::write(tmp.path().join("skillrag.toml"), "skills = [\"skills\"]\n[index]\nocr = false\n").unwrap();
     let knowledge = skill(tmp.path(), "docs", "");
     for name in [
         "manual.pdf",
@@ -89,6 +91,7 @@ fn rich_documents_are_indexed_and_broken_ones_reported_one_by_one() {
     assert!(message("encrypted.pdf").contains("encrypted"));
     assert!(message("truncated.pdf").contains("truncated"));
     assert!(message("scanned.pdf").contains("no text layer"));
+    assert!(message("scanned.pdf").contains("OCR is not available: OCR is turned off (`[index] ocr = false`)"));
     assert!(message("zip-bomb.docx").contains("zip bomb"));
     assert!(message("ragged.csv").contains("expected"));
     let skill = &report["skills"][0];

@@ -757,16 +757,139 @@ fn web_page_in_headless_chromium() {
         .env("NODE_PATH", node_path)
         .env("SKILLRAG_TEST_CHROMIUM", chromium);
     run_checked(node, "web page end to end");
-    for shot in ["chat.png", "retrieval.png", "index.png"] {
+    for shot in ["chat.png", "chat-picture.png", "retrieval.png", "index.png"] {
         let size = std::fs::metadata(screenshots.path().join(shot)).map_or(0, |m| m.len());
         assert!(size > 10_000, "{shot} is missing or blank ({size} bytes)");
     }
-    // SKILLRAG_SCREENSHOTS=docs/screenshots keeps them (how the committed ones were made).
+    // SKILLRAG_SCREENSHOTS=docs/screenshots keeps them (how the committed ones were made; not
+    // chat-picture*.png, whose cited picture is stood in for: the committed ones show a real
+    // answer from an indexed scan).
     if let Some(keep) = std::env::var_os("SKILLRAG_SCREENSHOTS") {
         for shot in ["chat.png", "chat-refusal.png", "retrieval.png", "index.png"] {
             std::fs::create_dir_all(&keep).unwrap();
             std::fs::copy(screenshots.path().join(shot), Path::new(&keep).join(shot)).unwrap();
         }
+    }
+}
+
+/// Tesseract with Simplified Chinese, which indexing a picture needs (`scripts/setup-ocr`). As in
+/// crates/ocr: without it the test is skipped with a message, unless `SKILLRAG_TEST_OCR` is set.
+fn tesseract_reads_chinese() -> bool {
+    let listed = Command::new("tesseract").arg("--list-langs").output();
+    let found = listed.as_ref().is_ok_and(|o| {
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        o.status.success() && text.lines().any(|l| l.trim() == "chi_sim")
+    });
+    if !found {
+        let why = "Tesseract with chi_sim is not installed (scripts/setup-ocr)";
+        assert!(std::env::var_os("SKILLRAG_TEST_OCR").is_none(), "SKILLRAG_TEST_OCR is set but {why}");
+        eprintln!("skipped: {why}");
+    }
+    found
+}
+
+/// The example project plus a skill whose knowledge is a scanned notice (a PNG read by OCR) and
+/// the Markdown file that captions it, indexed.
+fn project_with_a_picture() -> common::TestProject {
+    let project = common::demo();
+    let skill = project.path().join("skills/office-notices");
+    let knowledge = skill.join("knowledge");
+    std::fs::create_dir_all(&knowledge).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: office-notices\ndescription: 办公室通知：开放时间与办公安排。\n\
+         metadata:\n  triggers: 办公室, 开放时间, 开门\n---\n# 办公室通知\n\n## Examples\n\n- 办公室几点开门？\n",
+    )
+    .unwrap();
+    let scans = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/scans");
+    for file in ["notice-zh.png", "notice-zh.md"] {
+        std::fs::copy(scans.join(file), knowledge.join(file)).unwrap();
+    }
+    run(project.path(), &["index"]);
+    project
+}
+
+const PICTURE: &str = "knowledge/notice-zh.png";
+const PICTURE_QUESTION: &str = "办公室几点开门？";
+
+/// The citation of the notice picture in an answer, checked to carry the picture's path and size;
+/// no other citation carries `image`.
+fn cited_picture(answer: &Value) -> &Value {
+    let citations = answer["citations"].as_array().unwrap_or_else(|| panic!("no citations: {answer}"));
+    for c in citations.iter().filter(|c| c["source"] != PICTURE) {
+        assert!(c.get("image").is_none(), "only a picture's citation has `image`: {c}");
+    }
+    let cited =
+        citations.iter().find(|c| c["source"] == PICTURE).unwrap_or_else(|| panic!("{PICTURE} not cited: {answer}"));
+    let bytes = std::fs::metadata(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/scans/notice-zh.png"))
+        .unwrap()
+        .len();
+    assert_eq!(cited["image"], json!({"path": PICTURE, "width": 1200, "height": 520, "bytes": bytes}), "{answer}");
+    cited
+}
+
+#[test]
+fn cited_pictures_carry_their_size_and_are_served() {
+    if !tesseract_reads_chinese() {
+        return;
+    }
+    let project = project_with_a_picture();
+    let png = std::fs::read(project.path().join("skills/office-notices").join(PICTURE)).unwrap();
+
+    // `ask --json` and the plain answer.
+    let answer = cli_json(project.path(), &["ask", PICTURE_QUESTION]);
+    assert_eq!(answer["route"]["skills"], json!(["office-notices"]), "{answer}");
+    assert!(answer["answer"].as_str().unwrap().contains("九点"), "{answer}");
+    let n = cited_picture(&answer)["n"].clone();
+    let plain = String::from_utf8_lossy(&run(project.path(), &["ask", PICTURE_QUESTION]).stdout).into_owned();
+    assert!(plain.contains(&format!("[{n}] office-notices/{PICTURE}")), "{plain}");
+    assert!(plain.contains("(picture 1200×520)"), "{plain}");
+
+    // The HTTP answer, streamed or not, and the OpenAI-compatible citations.
+    let server = Server::start(project.path(), &[], &[]);
+    let (status, answer) = server.post_json("/v1/ask", json!({"query": PICTURE_QUESTION}));
+    assert_eq!(status, 200, "{answer}");
+    cited_picture(&answer);
+    let (status, body, _) = server.post("/v1/ask", &json!({"query": PICTURE_QUESTION, "stream": true}).to_string());
+    assert_eq!(status, 200, "{body}");
+    let streamed = sse_data(&body).last().map(|d| parse(d)).unwrap_or(Value::Null);
+    cited_picture(&streamed);
+    let (status, completion) = server.post_json(
+        "/v1/chat/completions",
+        json!({"model": "skillrag/auto", "messages": [{"role": "user", "content": PICTURE_QUESTION}]}),
+    );
+    assert_eq!(status, 200, "{completion}");
+    cited_picture(&completion);
+
+    // The picture's bytes, typed and locked down; nothing else through this route.
+    let mut response =
+        server.agent.get(server.url(&format!("/v1/skills/office-notices/pictures/{PICTURE}"))).call().unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let headers = response.headers().clone();
+    let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    assert_eq!(value("content-type"), "image/png");
+    assert_eq!(value("x-content-type-options"), "nosniff");
+    assert!(value("content-security-policy").contains("default-src 'none'"), "{headers:?}");
+    assert!(response.body_mut().read_to_vec().unwrap() == png, "the picture's bytes as they are on disk");
+    for (path, code, kind) in [
+        ("/v1/skills/office-notices/pictures/knowledge/notice-zh.md", 404, "not_found"),
+        ("/v1/skills/office-notices/pictures/SKILL.md", 404, "not_found"),
+        ("/v1/skills/office-notices/pictures/knowledge/missing.png", 404, "not_found"),
+        ("/v1/skills/router-faq/pictures/knowledge/notice-zh.png", 404, "not_found"),
+        ("/v1/skills/nope/pictures/knowledge/notice-zh.png", 404, "not_found"),
+        ("/v1/skills/office-notices/pictures/knowledge/..%2Fknowledge%2Fnotice-zh.png", 400, "bad_request"),
+    ] {
+        let (status, body) = server.get_json(path);
+        assert_error(status, &body, code, kind);
+    }
+    for path in [
+        "/v1/skills/office-notices/pictures/../knowledge/notice-zh.png",
+        "/v1/skills/office-notices/pictures/knowledge/../../../skillrag.toml",
+        "/v1/skills/office-notices/pictures/%2e%2e/%2e%2e/skillrag.toml",
+        "/v1/skills/office-notices/pictures//etc/passwd",
+    ] {
+        let status = server.raw_get(path);
+        assert!(status == 400 || status == 404, "{path} answered {status}");
     }
 }
 

@@ -138,6 +138,10 @@ pub struct Chunk {
     /// belongs. Indexed with the chunk and shown in the context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// The OCR engine's confidence (0 to 1) in the text, when it was read from a scan or a
+    /// picture: the lowest of the pages the chunk lies on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ocr_confidence: Option<f32>,
 }
 
 impl Chunk {
@@ -204,6 +208,7 @@ mod tests {
             text: "它于1889年建成".into(),
             pages: None,
             summary: None,
+            ocr_confidence: None,
         };
         assert_eq!(c.indexed_text(), "埃菲尔铁塔 > 历史\n它于1889年建成");
         c.heading.clear();

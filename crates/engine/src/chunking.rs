@@ -115,21 +115,25 @@ impl Chunking {
         pieces
             .into_iter()
             .enumerate()
-            .map(|(i, p)| Chunk {
-                id: 0,
-                skill: skill.id.clone(),
-                source: doc.source.clone(),
-                title: doc.title.clone(),
-                pages: pages_of(&doc.pages, p.span),
-                heading: p.heading,
-                ordinal: i as u32,
-                span: p.span,
-                doc_type,
-                tier,
-                mtime: doc.mtime,
-                content_hash: doc.content_hash.clone(),
-                text: p.text,
-                summary: summary.clone(),
+            .map(|(i, p)| {
+                let pages = pages_of(&doc.pages, p.span);
+                Chunk {
+                    id: 0,
+                    skill: skill.id.clone(),
+                    source: doc.source.clone(),
+                    title: doc.title.clone(),
+                    ocr_confidence: ocr_confidence(doc, pages),
+                    pages,
+                    heading: p.heading,
+                    ordinal: i as u32,
+                    span: p.span,
+                    doc_type,
+                    tier,
+                    mtime: doc.mtime,
+                    content_hash: doc.content_hash.clone(),
+                    text: p.text,
+                    summary: summary.clone(),
+                }
             })
             .collect()
     }
@@ -177,6 +181,20 @@ fn pages_of(pages: &[(usize, u32)], span: (usize, usize)) -> Option<(u32, u32)> 
     Some((first, last.max(first)))
 }
 
+/// The lowest OCR confidence of the pages a chunk lies on (of a picture, its own); `None`
+/// when none of its text came from OCR.
+fn ocr_confidence(doc: &Document, pages: Option<(u32, u32)>) -> Option<f32> {
+    doc.ocr
+        .iter()
+        .filter(|o| match (o.page, pages) {
+            (None, _) => true,
+            (Some(page), Some((first, last))) => (first..=last).contains(&page),
+            (Some(_), None) => false,
+        })
+        .map(|o| o.confidence)
+        .reduce(f32::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +212,8 @@ mod tests {
             mtime: 0,
             size: text.len() as u64,
             content_hash: "h".into(),
+            ocr: vec![],
+            image: None,
         }
     }
 

@@ -195,6 +195,19 @@ pub struct IndexConfig {
     /// Use the questions of FAQ files (CSV/TSV/JSON/JSONL) as routing examples of their skill
     /// (a skill sets its own with `faq_examples` in SKILL.md metadata).
     pub faq_examples: bool,
+    /// Read scanned PDF pages and pictures with OCR (Tesseract, found at run time; without it
+    /// they are reported and skipped).
+    pub ocr: bool,
+    /// Tesseract languages, `chi_sim+eng`; empty: from each skill's SKILL.md (Simplified or
+    /// Traditional Chinese with English, or English).
+    pub ocr_languages: String,
+    /// Resolution scanned pages are rendered at for OCR.
+    pub ocr_dpi: u32,
+    /// Largest picture or rendered page OCR reads, in megapixels (a larger one is a
+    /// decompression bomb until raised).
+    pub max_ocr_megapixels: u32,
+    /// OCR confidence (0 to 1) under which `sources` lists a page as worth checking.
+    pub ocr_low_confidence: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -356,6 +369,15 @@ impl IndexConfig {
             },
         }
     }
+
+    /// OCR limits and resolution (the rest at their defaults).
+    pub fn ocr_settings(&self) -> skillrag_load::ocr::OcrSettings {
+        skillrag_load::ocr::OcrSettings {
+            dpi: self.ocr_dpi.clamp(72, 1200),
+            max_megapixels: self.max_ocr_megapixels.max(1),
+            ..Default::default()
+        }
+    }
 }
 
 impl Default for IndexConfig {
@@ -377,6 +399,11 @@ impl Default for IndexConfig {
             summary_min_chars: 4000,
             summary_chars: 200,
             faq_examples: false,
+            ocr: true,
+            ocr_languages: String::new(),
+            ocr_dpi: 300,
+            max_ocr_megapixels: 64,
+            ocr_low_confidence: 0.6,
         }
     }
 }
@@ -666,6 +693,13 @@ preset = "auto"
 # presets = ["labor-law/** = legal", "*/knowledge/faq/** = faq"]   # by file, first match wins
 summary_min_chars = 4000 # longer documents carry their title and outline on every chunk (0 = off)
 faq_examples = false     # questions of FAQ files (csv/tsv/json/jsonl) become routing examples
+# Scanned PDF pages and pictures (png, jpg, webp, tif) are read by OCR when Tesseract is installed
+# (`scripts/setup-ocr`; `skillrag doctor` says what it found). Without it they are reported and skipped.
+ocr = true
+# ocr_languages = "chi_sim+eng"   # Tesseract's names; default: from each skill's SKILL.md
+# ocr_dpi = 300                   # resolution scanned pages are rendered at
+# max_ocr_megapixels = 64         # larger pictures or pages are refused (decompression bombs)
+# ocr_low_confidence = 0.6        # `sources` lists pages OCR was less sure of
 
 [embed]
 # A local embedding model folder (Hugging Face layout), or "none" for BM25 only.

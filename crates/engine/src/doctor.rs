@@ -58,6 +58,8 @@ pub struct DoctorReport {
     /// What `--repair` did, one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repaired: Vec<String>,
+    /// What reads scans and pictures (Tesseract, pdftoppm), or why nothing does.
+    pub ocr: String,
     pub seconds: f64,
 }
 
@@ -117,7 +119,14 @@ impl Engine {
         let cache = self.check_cache();
         let problems = skills.iter().filter(|s| matches!(s.state, "damaged" | "unreadable")).count()
             + cache.iter().filter(|c| !c.is_ok()).count();
-        Ok(DoctorReport { skills, cache, problems, repaired: Vec::new(), seconds: started.elapsed().as_secs_f64() })
+        Ok(DoctorReport {
+            skills,
+            cache,
+            problems,
+            repaired: Vec::new(),
+            ocr: self.ocr_status(),
+            seconds: started.elapsed().as_secs_f64(),
+        })
     }
 
     /// Repairs what [`Engine::doctor`] found: damaged cache records are dropped, damaged (and

@@ -9,7 +9,8 @@ use crate::{Engine, EngineError};
 use skillrag_chunk::ChunkConfig;
 use skillrag_core::{Chunk, Diagnostic};
 use skillrag_embed::{EmbedKind, Embedder};
-use skillrag_load::{load_document_with_warnings, Document, KnowledgeFile, LoadError, LoadOptions};
+use skillrag_load::ocr::OcrEvent;
+use skillrag_load::{load_document_with_warnings, Document, Format, KnowledgeFile, LoadError, LoadOptions, OcrChoice};
 use skillrag_skill::Skill;
 use skillrag_store::{EmbeddingCache, FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex, StoreError};
 use std::sync::Arc;
@@ -76,6 +77,11 @@ pub trait Progress: Sync {
     fn embed_queued(&self, _skill: &str, _chunks: usize) {}
     /// Chunks embedded (or taken from the cache, or found invisible to the model) and written.
     fn embedded(&self, _skill: &str, _chunks: usize) {}
+    /// Scanned pages or pictures are about to be read by OCR (pages found in the OCR cache are
+    /// not counted); the total grows as files are met.
+    fn ocr_queued(&self, _skill: &str, _pages: usize) {}
+    /// One page or picture read by OCR (or failed).
+    fn ocr_done(&self, _skill: &str) {}
     fn skill_finished(&self, _report: &SkillReport) {}
     fn diagnostic(&self, _diagnostic: &Diagnostic) {}
     fn note(&self, _message: &str) {}
@@ -257,6 +263,29 @@ impl Engine {
         report.files = listing.files.len();
         progress.skill_started(&skill.id, listing.files.len());
 
+        // OCR for scans and pictures (alone, or inside DOCX and HTML), probed only when the skill
+        // has a file that may hold one.
+        let may_need_ocr = listing.files.iter().any(|f| {
+            matches!(Format::from_path(&f.path), Some(Format::Pdf | Format::Image | Format::Docx | Format::Html))
+        });
+        let (ocr, ocr_events) = if may_need_ocr {
+            let (choice, problem) = self.ocr_choice(Some(skill), None);
+            if let Some(d) = problem {
+                report_diag(d, diagnostics);
+            }
+            // OCR reports from the loading threads; one forwarding thread hands it to `progress`.
+            let (sender, events) = std::sync::mpsc::channel();
+            let choice = match choice {
+                OcrChoice::Ready(ocr) => OcrChoice::Ready(ocr.with_progress(move |e| {
+                    let _ = sender.send(e);
+                })),
+                unavailable => unavailable,
+            };
+            (choice, Some(events))
+        } else {
+            (OcrChoice::Unavailable("the skill has no file that needs it".into()), None)
+        };
+
         // Opening verifies the generation's checksums: a damaged one is never "up to date".
         let previous: Option<Arc<dyn SkillIndex>> = match self.store.open(&skill.id) {
             Ok(p) => p,
@@ -313,11 +342,38 @@ impl Engine {
         std::thread::scope(|scope| -> Result<(), EngineError> {
             let (sender, loaded) = std::sync::mpsc::sync_channel::<Loaded>(LOAD_AHEAD);
             let load = &load;
+            if let Some(events) = ocr_events {
+                let skill = skill.id.as_str();
+                // Ends when the OCR engine (its progress holds the sender) is dropped by the
+                // loading thread below, which owns it.
+                scope.spawn(move || {
+                    for event in events {
+                        match event {
+                            OcrEvent::Queued(pages) => progress.ocr_queued(skill, pages),
+                            OcrEvent::Done => progress.ocr_done(skill),
+                        }
+                    }
+                });
+            }
             scope.spawn(move || {
-                for file in files {
-                    // The receiver stops early only when writing failed; nothing is left to do then.
-                    if sender.send(load.file(file)).is_err() {
-                        break;
+                let ocr = &ocr;
+                // Files are loaded a few at a time in parallel (a folder of pictures OCRs on
+                // every core) and handed on in listing order.
+                for window in files.chunks(load_threads()) {
+                    let window_loaded: Vec<Loaded> = std::thread::scope(|inner| {
+                        let handles: Vec<_> =
+                            window.iter().map(|file| inner.spawn(move || load.file(file, ocr))).collect();
+                        handles
+                            .into_iter()
+                            .zip(window)
+                            .map(|(h, file)| h.join().unwrap_or_else(|_| load.panicked(file)))
+                            .collect()
+                    });
+                    for item in window_loaded {
+                        // The receiver stops early only when writing failed; nothing is left to do then.
+                        if sender.send(item).is_err() {
+                            return;
+                        }
                     }
                 }
             });
@@ -375,6 +431,11 @@ impl Engine {
 /// Files loaded and chunked ahead of the embedder (each holds its chunks until they are embedded).
 const LOAD_AHEAD: usize = 8;
 
+/// Files loaded at once: one per core.
+fn load_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// What the loading thread needs: everything read-only.
 struct LoadContext<'a, F> {
     options: LoadOptions,
@@ -407,10 +468,10 @@ enum Outcome {
 }
 
 impl<F: Fn(&Document) -> (Vec<Chunk>, skillrag_core::DocType) + Sync> LoadContext<'_, F> {
-    fn file(&self, file: &KnowledgeFile) -> Loaded {
+    fn file(&self, file: &KnowledgeFile, ocr: &OcrChoice) -> Loaded {
         let old = self.previous.files.get(&file.source);
         let mut warnings = Vec::new();
-        let outcome = match classify(file, old, self.indexed_at, &self.options, &mut warnings) {
+        let outcome = match classify(file, old, self.indexed_at, &self.options, ocr, &mut warnings) {
             Ok(FileState::Unchanged(entry)) => Outcome::Unchanged(entry),
             Ok(FileState::Changed(doc)) => self.chunked(&doc, old),
             Err(e) => {
@@ -422,6 +483,19 @@ impl<F: Fn(&Document) -> (Vec<Chunk>, skillrag_core::DocType) + Sync> LoadContex
             }
         };
         Loaded { source: file.source.clone(), warnings, outcome }
+    }
+
+    /// A file whose loading thread panicked (a bug, not the file's fault): reported like a
+    /// file that failed to load, its previous version kept.
+    fn panicked(&self, file: &KnowledgeFile) -> Loaded {
+        let old = self.previous.files.get(&file.source);
+        let diagnostic =
+            Diagnostic::error(&file.path, None, "reading it crashed the loader; skipped (please report this file)");
+        Loaded {
+            source: file.source.clone(),
+            warnings: Vec::new(),
+            outcome: Outcome::Failed { diagnostic, previous: old.cloned() },
+        }
     }
 
     fn chunked(&self, doc: &Document, old: Option<&FileEntry>) -> Outcome {
@@ -447,6 +521,8 @@ impl<F: Fn(&Document) -> (Vec<Chunk>, skillrag_core::DocType) + Sync> LoadContex
             encoding: doc.encoding.to_string(),
             questions: doc.faq.iter().map(|p| p.question.clone()).collect(),
             vectorless: 0,
+            image: doc.image.map(|i| (i.width as u32, i.height as u32)),
+            ocr_pages: doc.ocr.iter().map(|o| (o.page.unwrap_or(0), (o.confidence * 100.0).round() as u8)).collect(),
         };
         Outcome::Changed { entry, chunks }
     }
@@ -624,6 +700,7 @@ fn classify(
     old: Option<&FileEntry>,
     indexed_at: Option<i64>,
     options: &LoadOptions,
+    ocr: &OcrChoice,
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<FileState, LoadError> {
     if let (Some(old), Some(indexed_at)) = (old, indexed_at) {
@@ -634,7 +711,7 @@ fn classify(
             }
         }
     }
-    let (doc, repairs) = load_document_with_warnings(&file.path, &file.source, options)?;
+    let (doc, repairs) = load_document_with_warnings(&file.path, &file.source, options, ocr)?;
     warnings.extend(repairs);
     if let (Some(old), Some(_)) = (old, indexed_at) {
         if old.content_hash == doc.content_hash {

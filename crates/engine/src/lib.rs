@@ -7,6 +7,7 @@ pub mod config;
 mod doctor;
 mod index;
 mod migrate;
+mod ocr;
 mod search;
 mod status;
 pub mod watch;
@@ -17,7 +18,7 @@ pub use doctor::{CacheFileReport, DoctorReport, SetAside, SkillHealth};
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
-pub use status::{Freshness, KnowledgeSummary, SkillCard, SkillStatus, SourceInfo};
+pub use status::{Freshness, KnowledgeSummary, LowConfidencePage, PictureInfo, SkillCard, SkillStatus, SourceInfo};
 
 use skillrag_embed::{EmbedError, Embedder};
 use skillrag_generate::{GenerateError, Generator};
@@ -163,6 +164,8 @@ pub struct Engine {
     /// Keep serving the generations opened first, even after newer ones are published (see
     /// [`Engine::pin_generations`]).
     pinned: bool,
+    /// Tesseract and pdftoppm as found on this machine, probed when a scan is first met.
+    ocr: OnceLock<Result<skillrag_load::ocr::Ocr, skillrag_load::ocr::OcrError>>,
 }
 
 impl Engine {
@@ -187,6 +190,7 @@ impl Engine {
             damaged: Mutex::new(HashMap::new()),
             chunking,
             pinned: false,
+            ocr: OnceLock::new(),
         };
         engine.add_faq_examples();
         Ok(engine)

@@ -44,6 +44,19 @@ pub struct SourceInfo {
     pub tier: String,
     pub size: u64,
     pub encoding: String,
+    /// Pages read by OCR (0: the picture itself).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ocr_pages: Vec<u32>,
+    /// Of those, the pages OCR was unsure of (`[index] ocr_low_confidence`), with the confidence:
+    /// worth a look, or a better scan.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub low_confidence_pages: Vec<LowConfidencePage>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LowConfidencePage {
+    pub page: u32,
+    pub confidence: f32,
 }
 
 /// A skill as an agent about to use it reads it (`get_skill`): what its SKILL.md says, and a
@@ -183,7 +196,9 @@ impl Engine {
         let unknown = || EngineError::UnknownSource { skill: skill.id.clone(), document: source.to_string() };
         let file = listing.files.iter().find(|f| f.source == source).ok_or_else(unknown)?;
         let options = self.project.config.index.load_options();
-        skillrag_load::load_document(&file.path, &file.source, &options)
+        // A scan's text as indexing read it (from the OCR cache once indexed).
+        let (ocr, _) = self.ocr_choice(Some(skill), None);
+        skillrag_load::load_document(&file.path, &file.source, &options, &ocr)
             .map(|doc| doc.text)
             .map_err(|e| EngineError::Invalid(format!("cannot read {source}: {e}")))
     }
@@ -197,6 +212,7 @@ impl Engine {
                 return Err(self.damage(skill).map_or_else(|| EngineError::NotIndexed(skill.to_string()), Into::into))
             }
         };
+        let low = self.project.config.index.ocr_low_confidence;
         Ok(index
             .manifest()
             .files
@@ -210,8 +226,36 @@ impl Engine {
                 tier: f.tier.to_string(),
                 size: f.size,
                 encoding: f.encoding.clone(),
+                ocr_pages: f.ocr_pages.iter().map(|&(page, _)| page).collect(),
+                low_confidence_pages: f
+                    .ocr_pages
+                    .iter()
+                    .map(|&(page, percent)| LowConfidencePage { page, confidence: f32::from(percent) / 100.0 })
+                    .filter(|p| p.confidence < low)
+                    .collect(),
             })
             .collect())
+    }
+}
+
+/// A picture of a skill's knowledge, as its index knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PictureInfo {
+    /// The source path, as cited (`knowledge/notice.png`).
+    pub source: String,
+    pub width: u32,
+    pub height: u32,
+    /// File size in bytes.
+    pub bytes: u64,
+}
+
+impl Engine {
+    /// The picture `source` of `skill`'s current index; `None` when it is not an indexed picture.
+    pub fn picture(&self, skill: &str, source: &str) -> Option<PictureInfo> {
+        let index = self.index_of(skill).ok()??;
+        let entry = index.manifest().files.get(source)?;
+        let (width, height) = entry.image?;
+        Some(PictureInfo { source: source.to_string(), width, height, bytes: entry.size })
     }
 }
 

@@ -604,6 +604,7 @@ mod tests {
                 source: s.to_string(),
                 heading: String::new(),
                 pages: None,
+                image: None,
             })
             .collect();
         a

@@ -102,6 +102,7 @@ fn scores_readable_answers_and_named_articles_per_skill() {
             source: "knowledge/a.md".into(),
             heading: String::new(),
             pages: None,
+            image: None,
         }];
         a
     };

@@ -1,8 +1,10 @@
 //! Loading one knowledge file into a [`Document`].
 
 use crate::decode::{decode, is_all_zero, normalize, DecodeError, DecodeWarning};
-use crate::formats::{self, ExtractError, ExtractLimits, Extracted, FaqFormat, QaPair};
+use crate::formats::{self, ExtractError, ExtractLimits, Extracted, FaqFormat, PictureReader, Pictures, QaPair};
+use crate::pictures;
 use skillrag_core::Diagnostic;
+use skillrag_ocr::{Ocr, OcrError};
 use std::path::{Path, PathBuf};
 
 /// The formats this loader reads.
@@ -15,6 +17,8 @@ pub enum Format {
     Docx,
     /// A question/answer table.
     Faq(FaqFormat),
+    /// A picture (PNG, JPEG, WebP, TIFF): its text is read by OCR, its caption given beside it.
+    Image,
 }
 
 impl Format {
@@ -27,13 +31,14 @@ impl Format {
             Some("html" | "htm" | "xhtml") => Some(Format::Html),
             Some("pdf") => Some(Format::Pdf),
             Some("docx") => Some(Format::Docx),
+            Some("png" | "jpg" | "jpeg" | "webp" | "tif" | "tiff") => Some(Format::Image),
             Some(other) => FaqFormat::from_extension(other).map(Format::Faq),
         }
     }
 
     /// Whether the document's text is Markdown (headings make the heading path).
     pub fn is_markdown(self) -> bool {
-        matches!(self, Format::Markdown | Format::Html | Format::Docx)
+        matches!(self, Format::Markdown | Format::Html | Format::Docx | Format::Image)
     }
 
     pub fn name(self) -> &'static str {
@@ -44,6 +49,7 @@ impl Format {
             Format::Pdf => "PDF",
             Format::Docx => "DOCX",
             Format::Faq(_) => "FAQ table",
+            Format::Image => "image",
         }
     }
 }
@@ -68,6 +74,39 @@ pub struct Document {
     pub mtime: i64,
     pub size: u64,
     pub content_hash: String,
+    /// The pages (or the picture) whose text OCR read, with its confidence.
+    pub ocr: Vec<OcrPage>,
+    /// A picture's size in pixels.
+    pub image: Option<ImageSize>,
+}
+
+/// A page whose text came from OCR.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OcrPage {
+    /// The page, from 1; `None` for a picture.
+    pub page: Option<u32>,
+    /// The OCR engine's confidence, 0 to 1.
+    pub confidence: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageSize {
+    pub width: usize,
+    pub height: usize,
+}
+
+/// Whether text that exists only as pixels (a scan, a picture) can be read, and by what.
+#[derive(Debug, Clone)]
+pub enum OcrChoice {
+    Ready(Ocr),
+    /// Why not: the message a scan is reported with.
+    Unavailable(String),
+}
+
+impl OcrChoice {
+    pub fn unavailable(error: &OcrError) -> OcrChoice {
+        OcrChoice::Unavailable(error.to_string())
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +125,12 @@ pub enum LoadError {
     Unsupported(String),
     #[error("{0}; skipped")]
     Extract(ExtractError),
+    #[error("{what}; OCR is not available: {why}; skipped")]
+    NeedsOcr { what: String, why: String },
+    #[error("OCR failed: {0}; skipped")]
+    Ocr(OcrError),
+    #[error("no text found in the picture and no caption beside it (a `.md` file with the same name, or alt text in one); skipped")]
+    NoTextInPicture,
 }
 
 impl From<DecodeError> for LoadError {
@@ -127,8 +172,8 @@ impl Default for LoadOptions {
 }
 
 /// Reads, decodes and normalizes one file. `source` is its path relative to the skill folder.
-pub fn load_document(path: &Path, source: &str, options: &LoadOptions) -> Result<Document, LoadError> {
-    load_document_with_warnings(path, source, options).map(|(doc, _)| doc)
+pub fn load_document(path: &Path, source: &str, options: &LoadOptions, ocr: &OcrChoice) -> Result<Document, LoadError> {
+    load_document_with_warnings(path, source, options, ocr).map(|(doc, _)| doc)
 }
 
 /// As [`load_document`], with the warnings about repairs made while reading it (bad UTF-8
@@ -137,6 +182,7 @@ pub fn load_document_with_warnings(
     path: &Path,
     source: &str,
     options: &LoadOptions,
+    ocr: &OcrChoice,
 ) -> Result<(Document, Vec<Diagnostic>), LoadError> {
     let format = Format::from_path(path).ok_or_else(|| {
         LoadError::Unsupported(path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default())
@@ -158,7 +204,21 @@ pub fn load_document_with_warnings(
     if is_all_zero(&bytes) {
         return Err(DecodeError::AllZero.into());
     }
-    let (extracted, encoding, repairs) = extract(format, &bytes, options)?;
+    let mut warnings = Vec::new();
+    let (extracted, encoding, repairs, read) = match format {
+        Format::Pdf => {
+            let (extracted, read) = pdf(path, &bytes, &content_hash, options, ocr, &mut warnings)?;
+            (extracted, "PDF", Vec::new(), read)
+        }
+        Format::Image => {
+            let (extracted, read) = pictures::picture(path, &content_hash, ocr)?;
+            (extracted, "image", Vec::new(), read)
+        }
+        _ => {
+            let (extracted, encoding, repairs) = extract(format, path, &bytes, options, ocr, &mut warnings)?;
+            (extracted, encoding, repairs, Read::default())
+        }
+    };
     let max_text = options.extract.max_text_bytes;
     if extracted.text.len() > max_text {
         return Err(ExtractError::OverLimit {
@@ -168,16 +228,13 @@ pub fn load_document_with_warnings(
         }
         .into());
     }
-    let warnings = repairs
-        .into_iter()
-        .map(|w| {
-            let line = match &w {
-                DecodeWarning::MixedEncoding { first_line, .. } => Some(*first_line),
-                DecodeWarning::InvalidUtf8 { .. } => None,
-            };
-            Diagnostic::warning(path, line, w.to_string())
-        })
-        .collect();
+    warnings.extend(repairs.into_iter().map(|w| {
+        let line = match &w {
+            DecodeWarning::MixedEncoding { first_line, .. } => Some(*first_line),
+            DecodeWarning::InvalidUtf8 { .. } => None,
+        };
+        Diagnostic::warning(path, line, w.to_string())
+    }));
     let mtime = crate::mtime_secs(&meta);
     let title = extracted
         .title
@@ -197,31 +254,191 @@ pub fn load_document_with_warnings(
         mtime,
         size: bytes.len() as u64,
         content_hash,
+        ocr: read.pages,
+        image: read.image,
     };
     Ok((document, warnings))
 }
 
 /// The text of a file in `format`, the encoding it was read as (the format name for binary
-/// formats), and the repairs decoding made.
+/// formats), and the repairs decoding made. The pictures in a DOCX or HTML file are read by
+/// `ocr`; what went wrong with them is added to `warnings`.
 fn extract(
     format: Format,
+    path: &Path,
     bytes: &[u8],
     options: &LoadOptions,
+    ocr: &OcrChoice,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Result<(Extracted, &'static str, Vec<DecodeWarning>), LoadError> {
+    let reader = OcrPictures(ocr);
+    let mut pictures = Pictures::new(&reader).max_bytes(options.max_file_bytes);
+    let mut picture_warnings = |pictures: &Pictures<'_>| {
+        warnings.extend(pictures.warnings().into_iter().map(|w| Diagnostic::warning(path, None, w)));
+    };
     match format {
-        // The PDF extractor normalizes itself: its page offsets count normalized characters.
-        Format::Pdf => Ok((formats::extract_pdf(bytes, &options.extract)?, "PDF", Vec::new())),
-        Format::Docx => Ok((normalized(formats::extract_docx(bytes, &options.extract)?), "DOCX", Vec::new())),
+        Format::Pdf | Format::Image => unreachable!("read with OCR at hand"),
+        Format::Docx => {
+            let extracted = formats::extract_docx_with_pictures(bytes, &options.extract, &mut pictures)?;
+            picture_warnings(&pictures);
+            Ok((normalized(extracted), "DOCX", Vec::new()))
+        }
         Format::Markdown | Format::Text | Format::Html | Format::Faq(_) => {
             let decoded = decode(bytes)?;
             let extracted = match format {
-                Format::Html => normalized(formats::extract_html(&decoded.text)?),
+                Format::Html => {
+                    // Pictures are read from the page's own folder (or below it).
+                    let folder = match path.parent() {
+                        Some(p) if !p.as_os_str().is_empty() => p,
+                        _ => Path::new("."),
+                    };
+                    let mut pictures = pictures.beside(folder);
+                    let extracted = formats::extract_html_with_pictures(&decoded.text, &mut pictures)?;
+                    picture_warnings(&pictures);
+                    normalized(extracted)
+                }
                 Format::Faq(faq) => normalized(formats::extract_faq(&decoded.text, faq)?),
                 _ => Extracted { text: decoded.text, ..Default::default() },
             };
             Ok((extracted, decoded.encoding, decoded.warnings))
         }
     }
+}
+
+/// OCR as the reader of the pictures inside DOCX and HTML files. What it reads there is not
+/// listed in [`Document::ocr`]: a chunk's OCR confidence is taken from the pages it lies on, and
+/// for a page-less entry that is every chunk of the document, not just the picture's text.
+struct OcrPictures<'a>(&'a OcrChoice);
+
+impl PictureReader for OcrPictures<'_> {
+    fn unavailable(&self) -> Option<String> {
+        match self.0 {
+            OcrChoice::Ready(_) => None,
+            OcrChoice::Unavailable(why) => Some(format!("OCR is not available: {why}")),
+        }
+    }
+
+    fn read(&self, bytes: &[u8], extension: &str) -> Result<String, String> {
+        match self.0 {
+            OcrChoice::Ready(ocr) => {
+                ocr.image_bytes(bytes, extension).map(|read| read.page.text).map_err(|e| e.to_string())
+            }
+            OcrChoice::Unavailable(why) => Err(format!("OCR is not available: {why}")),
+        }
+    }
+
+    /// The OCR engine bounds the children running at once across all files; this bounds the
+    /// pictures of one document held in memory while they wait.
+    fn parallelism(&self) -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
+    }
+}
+
+/// What OCR contributed to a document.
+#[derive(Debug, Default)]
+pub(crate) struct Read {
+    pub(crate) pages: Vec<OcrPage>,
+    pub(crate) image: Option<ImageSize>,
+}
+
+/// A PDF's text layer, with the pages that have none read by OCR and put in their place. A
+/// page OCR cannot read is a warning naming it; the file fails only when no page yields text.
+fn pdf(
+    path: &Path,
+    bytes: &[u8],
+    content_hash: &str,
+    options: &LoadOptions,
+    ocr: &OcrChoice,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(Extracted, Read), LoadError> {
+    // The PDF extractor normalizes itself: its page offsets count normalized characters.
+    let pdf = formats::extract_pdf_pages(bytes, &options.extract)?;
+    let numbers =
+        |pages: &[formats::ScannedPage]| pages.iter().map(|p| p.number.to_string()).collect::<Vec<_>>().join(", ");
+    let ocr = match (ocr, pdf.text) {
+        (_, Some(text)) if pdf.scanned.is_empty() => return Ok((text, Read::default())),
+        (OcrChoice::Ready(ocr), text) => (ocr, text),
+        (OcrChoice::Unavailable(why), None) => {
+            let what = format!("no text layer: the PDF's {} page(s) hold only images (a scan?)", pdf.scanned.len());
+            return Err(LoadError::NeedsOcr { what, why: why.clone() });
+        }
+        (OcrChoice::Unavailable(why), Some(text)) => {
+            let message = format!(
+                "page(s) {} have no text layer (scanned?) and are left out; OCR is not available: {why}",
+                numbers(&pdf.scanned)
+            );
+            warnings.push(Diagnostic::warning(path, None, message));
+            return Ok((text, Read::default()));
+        }
+    };
+    let (ocr, text) = ocr;
+    let boxes: Vec<skillrag_ocr::PageBox> = pdf
+        .scanned
+        .iter()
+        .map(|p| skillrag_ocr::PageBox { number: p.number, width_pt: p.width_pt, height_pt: p.height_pt })
+        .collect();
+    let mut read = Read::default();
+    let mut scanned_text = Vec::new();
+    let mut first_error = None;
+    for (page, result) in pdf.scanned.iter().zip(ocr.pdf_pages(path, content_hash, &boxes)) {
+        match result {
+            Ok(page_text) if page_text.text.trim().is_empty() => {}
+            Ok(page_text) => {
+                read.pages.push(OcrPage { page: Some(page.number), confidence: page_text.confidence });
+                scanned_text.push((page.number, normalize(&page_text.text)));
+            }
+            Err(e) => {
+                warnings.push(Diagnostic::warning(path, None, format!("page {}: not read by OCR: {e}", page.number)));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if text.is_none() && scanned_text.is_empty() {
+        return Err(match first_error {
+            Some(e) => LoadError::Ocr(e),
+            None => LoadError::Extract(ExtractError::NoTextLayer { pages: pdf.scanned.len() }),
+        });
+    }
+    let mut merged = merge_pages(text.unwrap_or_default(), scanned_text);
+    merged.title = merged.title.or(pdf.title);
+    Ok((merged, read))
+}
+
+/// The text layer's pages and OCR'd pages in page order, each OCR'd page its own paragraphs.
+fn merge_pages(layer: Extracted, scanned: Vec<(u32, String)>) -> Extracted {
+    let chars: Vec<(usize, char)> = layer.text.char_indices().collect();
+    let byte_at = |offset: usize| chars.get(offset).map_or(layer.text.len(), |&(b, _)| b);
+    let mut segments: Vec<(u32, &str, bool)> = Vec::new();
+    for (i, &(start, page)) in layer.pages.iter().enumerate() {
+        let end = layer.pages.get(i + 1).map_or(chars.len(), |&(next, _)| next);
+        segments.push((page, &layer.text[byte_at(start)..byte_at(end)], false));
+    }
+    if layer.pages.is_empty() && !layer.text.is_empty() {
+        segments.push((0, layer.text.as_str(), false));
+    }
+    for (page, text) in &scanned {
+        segments.push((*page, text.as_str(), true));
+    }
+    segments.sort_by_key(|&(page, _, _)| page);
+    let (mut text, mut pages, mut count) = (String::new(), Vec::new(), 0usize);
+    for (page, segment, scanned) in segments {
+        if scanned && !text.is_empty() && !text.ends_with("\n\n") {
+            let pad = if text.ends_with('\n') { "\n" } else { "\n\n" };
+            text.push_str(pad);
+            count += pad.len();
+        }
+        if page > 0 {
+            pages.push((count, page));
+        }
+        let segment = if scanned { segment.trim() } else { segment };
+        text.push_str(segment);
+        count += segment.chars().count();
+        if scanned {
+            text.push_str("\n\n");
+            count += 2;
+        }
+    }
+    Extracted { text, markdown: false, pages, faq: Vec::new(), title: layer.title }
 }
 
 /// NFC and line endings, as for text files.
@@ -266,17 +483,45 @@ fn text_title(text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn no_ocr() -> OcrChoice {
+        OcrChoice::Unavailable("tesseract is not installed".into())
+    }
+
     #[test]
     fn loads_markdown_with_title_hash_and_mtime() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("a.md");
         std::fs::write(&path, "```\n# not title\n```\n# 劳动合同法\n\n第一条 ……\r\n").unwrap();
-        let doc = load_document(&path, "knowledge/a.md", &LoadOptions::default()).unwrap();
+        let doc = load_document(&path, "knowledge/a.md", &LoadOptions::default(), &no_ocr()).unwrap();
         assert_eq!(doc.title, "劳动合同法");
         assert_eq!(doc.source, "knowledge/a.md");
         assert!(doc.text.ends_with("第一条 ……\n"));
         assert_eq!(doc.content_hash.len(), 64);
         assert!(doc.mtime > 1_600_000_000);
+    }
+
+    #[test]
+    fn scanned_pages_join_the_text_layer_in_page_order() {
+        // Pages 1 and 3 have a text layer (a paragraph flows from 1 on to 3), 2 and 4 are scans.
+        let layer = Extracted {
+            text: "第一页的文字，\n接着第三页。\n".into(),
+            pages: vec![(0, 1), (8, 3)],
+            title: Some("t".into()),
+            ..Extracted::default()
+        };
+        let merged = merge_pages(layer, vec![(2, "第二页扫描".into()), (4, "第四页".into())]);
+        assert_eq!(merged.text, "第一页的文字，\n\n第二页扫描\n\n接着第三页。\n\n第四页\n\n");
+        let page_text = |i: usize| -> String {
+            let start = merged.pages[i].0;
+            merged.text.chars().skip(start).take(3).collect()
+        };
+        assert_eq!(merged.pages.iter().map(|p| p.1).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!([page_text(0), page_text(1), page_text(2), page_text(3)], ["第一页", "第二页", "接着第", "第四页"]);
+        assert_eq!(merged.title.as_deref(), Some("t"));
+        // Only scans.
+        let merged = merge_pages(Extracted::default(), vec![(1, "甲".into()), (2, "乙".into())]);
+        assert_eq!(merged.text, "甲\n\n乙\n\n");
+        assert_eq!(merged.pages, [(0, 1), (3, 2)]);
     }
 
     #[test]
@@ -291,12 +536,16 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("big.txt");
         std::fs::write(&path, "x".repeat(2048)).unwrap();
-        let err = load_document(&path, "big.txt", &LoadOptions { max_file_bytes: 1024, ..LoadOptions::default() })
-            .unwrap_err();
+        let err =
+            load_document(&path, "big.txt", &LoadOptions { max_file_bytes: 1024, ..LoadOptions::default() }, &no_ocr())
+                .unwrap_err();
         assert!(matches!(err, LoadError::TooLarge { .. }));
-        let png = tmp.path().join("a.png");
-        std::fs::write(&png, [0u8; 4]).unwrap();
-        assert!(matches!(load_document(&png, "a.png", &LoadOptions::default()), Err(LoadError::Unsupported(_))));
+        let odd = tmp.path().join("a.xyz");
+        std::fs::write(&odd, [1u8; 4]).unwrap();
+        assert!(matches!(
+            load_document(&odd, "a.xyz", &LoadOptions::default(), &no_ocr()),
+            Err(LoadError::Unsupported(_))
+        ));
     }
 
     #[cfg(unix)]
@@ -306,7 +555,7 @@ mod tests {
         let fifo = tmp.path().join("pipe.md");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         // Opening would block until a writer came; the metadata check answers at once.
-        let err = load_document(&fifo, "pipe.md", &LoadOptions::default()).unwrap_err();
+        let err = load_document(&fifo, "pipe.md", &LoadOptions::default(), &no_ocr()).unwrap_err();
         assert_eq!(err.to_string(), "named pipe (FIFO), not a regular file; skipped");
     }
 
@@ -316,16 +565,204 @@ mod tests {
         for name in ["zeros.pdf", "zeros.md", "zeros.docx"] {
             let path = tmp.path().join(name);
             std::fs::write(&path, vec![0u8; 8192]).unwrap();
-            let err = load_document(&path, name, &LoadOptions::default()).unwrap_err();
+            let err = load_document(&path, name, &LoadOptions::default(), &no_ocr()).unwrap_err();
             assert!(err.to_string().contains("all zero bytes"), "{name}: {err}");
         }
         let path = tmp.path().join("bad.md");
         std::fs::write(&path, b"# T\n\xe4\xbd\xa0\xe5\xa5\xbd \xff done\n").unwrap();
-        let (doc, warnings) = load_document_with_warnings(&path, "bad.md", &LoadOptions::default()).unwrap();
+        let (doc, warnings) = load_document_with_warnings(&path, "bad.md", &LoadOptions::default(), &no_ocr()).unwrap();
         assert_eq!(doc.text, "# T\n你好 \u{FFFD} done\n");
         assert_eq!(warnings.len(), 1);
         assert_eq!(warnings[0].path, path);
         assert!(warnings[0].to_string().contains("1 byte(s) are not valid UTF-8"), "{}", warnings[0]);
+    }
+
+    /// An OCR engine that "reads" every picture as a sentence naming its size; counts its calls.
+    struct FakeEngine(std::sync::atomic::AtomicUsize, Vec<String>);
+
+    impl skillrag_ocr::Recognizer for FakeEngine {
+        fn name(&self) -> &str {
+            "fake 1"
+        }
+        fn installed_languages(&self) -> &[String] {
+            &self.1
+        }
+        fn recognize(
+            &self,
+            image: &Path,
+            _: &skillrag_ocr::Languages,
+            _: Option<u32>,
+        ) -> Result<skillrag_ocr::PageText, OcrError> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let size = std::fs::metadata(image).map_err(|e| OcrError::Io(e.to_string()))?.len();
+            Ok(skillrag_ocr::PageText { text: format!("Text of a {size}-byte picture."), confidence: 0.9, words: 5 })
+        }
+    }
+
+    fn fake_ocr() -> (std::sync::Arc<FakeEngine>, OcrChoice) {
+        let engine = std::sync::Arc::new(FakeEngine(Default::default(), vec!["eng".into()]));
+        let ocr = Ocr::new(engine.clone(), None, skillrag_ocr::OcrSettings::default());
+        (engine, OcrChoice::Ready(ocr))
+    }
+
+    /// Tesseract, when installed; else `None` after saying the test is skipped. With
+    /// `SKILLRAG_TEST_OCR` set, a missing Tesseract fails the test instead.
+    fn real_ocr(languages: &str) -> Option<OcrChoice> {
+        match Ocr::find(skillrag_ocr::OcrSettings::default()) {
+            Ok(ocr) => {
+                Some(OcrChoice::Ready(ocr.with_languages(skillrag_ocr::Languages::parse(languages).unwrap()).unwrap()))
+            }
+            Err(e) if std::env::var_os("SKILLRAG_TEST_OCR").is_some() => panic!("SKILLRAG_TEST_OCR is set but {e}"),
+            Err(e) => {
+                eprintln!("skipped: {e}");
+                None
+            }
+        }
+    }
+
+    fn scan(name: &str) -> Vec<u8> {
+        let path = format!("{}/../../testdata/scans/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// A DOCX with text, the warranty FAQ picture, a picture without text, a damaged picture,
+    /// and text after them.
+    fn docx_with_pictures() -> Vec<u8> {
+        use crate::formats::docx_fixtures::{docx_with_media, drawing, plain};
+        let body = [
+            plain("Before the picture."),
+            format!("<w:p>{}</w:p>", drawing("rId1", "Warranty card")),
+            format!("<w:p>{}</w:p>", drawing("rId2", "")),
+            format!("<w:p>{}</w:p>", drawing("rId3", "")),
+            plain("After the picture."),
+        ]
+        .concat();
+        let (faq, blank, truncated) = (scan("faq-en.jpg"), scan("blank.png"), scan("truncated.jpg"));
+        docx_with_media(
+            &body,
+            &[("rId1", "media/image1.jpg"), ("rId2", "media/image2.png"), ("rId3", "media/image3.jpg")],
+            &[
+                ("word/media/image1.jpg", &faq),
+                ("word/media/image2.png", &blank),
+                ("word/media/image3.jpg", &truncated),
+            ],
+        )
+    }
+
+    /// A page beside `notice-zh.png`, also showing a picture above its folder and one by absolute path.
+    fn html_with_pictures(tmp: &Path) -> PathBuf {
+        let folder = tmp.join("skill/knowledge");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("notice-zh.png"), scan("notice-zh.png")).unwrap();
+        std::fs::write(tmp.join("skill/outside.jpg"), scan("faq-en.jpg")).unwrap();
+        let absolute = tmp.join("skill/outside.jpg");
+        let page = folder.join("notice.html");
+        let html = format!(
+            r#"<html><body><h1>通知</h1><p>Before the picture.</p><p><img src="notice-zh.png" alt="开放时间"></p>
+            <p><img src="../outside.jpg" alt="up"><img src="{}" alt="absolute"></p><p>After the picture.</p></body></html>"#,
+            absolute.display()
+        );
+        std::fs::write(&page, html).unwrap();
+        page
+    }
+
+    #[test]
+    fn pictures_in_docx_and_html_are_read_where_they_are() {
+        let tmp = tempfile::tempdir().unwrap();
+        let docx = tmp.path().join("guide.docx");
+        std::fs::write(&docx, docx_with_pictures()).unwrap();
+        let (engine, ocr) = fake_ocr();
+        let (doc, warnings) = load_document_with_warnings(&docx, "guide.docx", &LoadOptions::default(), &ocr).unwrap();
+        let sizes = [scan("faq-en.jpg").len(), scan("blank.png").len(), scan("truncated.jpg").len()];
+        assert_eq!(
+            doc.text,
+            format!(
+                "Before the picture.\n\n[image: Warranty card] Text of a {}-byte picture.\n\n\
+                 [image: image2.png] Text of a {}-byte picture.\n\n[image: image3.jpg] Text of a {}-byte picture.\n\n\
+                 After the picture.",
+                sizes[0], sizes[1], sizes[2]
+            )
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(doc.ocr.is_empty());
+        assert_eq!(engine.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+
+        let page = html_with_pictures(tmp.path());
+        let (engine, ocr) = fake_ocr();
+        let (doc, warnings) = load_document_with_warnings(&page, "notice.html", &LoadOptions::default(), &ocr).unwrap();
+        assert_eq!(
+            doc.text,
+            format!(
+                "# 通知\n\nBefore the picture.\n\n[image: 开放时间] Text of a {}-byte picture.\n\nAfter the picture.",
+                scan("notice-zh.png").len()
+            )
+        );
+        // Only the picture beside the page was read; the others are named in warnings.
+        assert_eq!(engine.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let warnings: Vec<String> = warnings.iter().map(|w| w.message.clone()).collect();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("picture `../outside.jpg` not read: its path leaves the page's folder"),
+            "{warnings:?}"
+        );
+        assert!(warnings[1].contains("outside.jpg` not read: an absolute path or address"), "{warnings:?}");
+    }
+
+    #[test]
+    fn without_ocr_documents_with_pictures_load_with_one_warning() {
+        let tmp = tempfile::tempdir().unwrap();
+        let docx = tmp.path().join("guide.docx");
+        std::fs::write(&docx, docx_with_pictures()).unwrap();
+        let (doc, warnings) =
+            load_document_with_warnings(&docx, "guide.docx", &LoadOptions::default(), &no_ocr()).unwrap();
+        assert_eq!(doc.text, "Before the picture.\n\nAfter the picture.");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].path, docx);
+        assert_eq!(warnings[0].message, "3 picture(s) not read: OCR is not available: tesseract is not installed");
+
+        let page = html_with_pictures(tmp.path());
+        let (doc, warnings) =
+            load_document_with_warnings(&page, "notice.html", &LoadOptions::default(), &no_ocr()).unwrap();
+        assert_eq!(doc.text, "# 通知\n\nBefore the picture.\n\nAfter the picture.");
+        let warnings: Vec<&str> = warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(warnings, ["1 picture(s) not read: OCR is not available: tesseract is not installed"]);
+    }
+
+    #[test]
+    fn tesseract_reads_the_pictures_in_a_docx() {
+        let Some(ocr) = real_ocr("eng") else { return };
+        let tmp = tempfile::tempdir().unwrap();
+        let docx = tmp.path().join("guide.docx");
+        std::fs::write(&docx, docx_with_pictures()).unwrap();
+        let (doc, warnings) = load_document_with_warnings(&docx, "guide.docx", &LoadOptions::default(), &ocr).unwrap();
+        let (before, rest) = doc.text.split_once("\n\n").unwrap();
+        assert_eq!(before, "Before the picture.");
+        assert!(rest.starts_with("[image: Warranty card] "), "{}", doc.text);
+        assert!(rest.contains("The warranty covers repairs for two years from the date of purchase."), "{}", doc.text);
+        // The blank picture adds nothing; the damaged one is a warning naming it.
+        assert_eq!(rest.matches("[image:").count(), 1, "{}", doc.text);
+        assert!(rest.ends_with("\n\nAfter the picture."), "{}", doc.text);
+        let warnings: Vec<&str> = warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("picture `word/media/image3.jpg` not read: "), "{warnings:?}");
+    }
+
+    #[test]
+    fn tesseract_reads_the_pictures_beside_a_page() {
+        let Some(ocr) = real_ocr("chi_sim+eng") else { return };
+        let tmp = tempfile::tempdir().unwrap();
+        let page = html_with_pictures(tmp.path());
+        let (doc, warnings) = load_document_with_warnings(&page, "notice.html", &LoadOptions::default(), &ocr).unwrap();
+        let picture = doc
+            .text
+            .split("\n\n")
+            .find(|p| p.starts_with("[image: 开放时间] "))
+            .unwrap_or_else(|| panic!("{}", doc.text));
+        let read: String = picture.split_whitespace().collect();
+        assert!(read.contains("办公室开放时间"), "{picture}");
+        assert!(doc.text.ends_with("\n\nAfter the picture."), "{}", doc.text);
+        assert!(!doc.text.contains("warranty"), "{}", doc.text);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
     }
 
     #[test]
@@ -333,7 +770,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("deep.html");
         std::fs::write(&path, format!("<p>x</p>\n\n{}", "<div>".repeat(50_000))).unwrap();
-        let err = load_document(&path, "deep.html", &LoadOptions::default()).unwrap_err();
+        let err = load_document(&path, "deep.html", &LoadOptions::default(), &no_ocr()).unwrap_err();
         assert_eq!(err.line(), Some(3));
         assert!(err.to_string().contains("HTML nests deeper than"), "{err}");
     }

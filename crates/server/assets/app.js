@@ -83,6 +83,12 @@
     return `/v1/skills/${encodeURIComponent(skill)}/sources/${path}`;
   }
 
+  // A cited picture's bytes (`citations[].image.path`).
+  function pictureUrl(skill, path) {
+    const p = String(path).split('/').map(encodeURIComponent).join('/');
+    return `/v1/skills/${encodeURIComponent(skill)}/pictures/${p}`;
+  }
+
   const normalize = (s) => String(s || '').replace(/\s+/g, ' ').trim();
 
   // ---------------------------------------------------------------------------------------
@@ -596,12 +602,79 @@
     return score;
   }
 
+  // Pictures browsers show; a TIFF is offered as a file instead.
+  const SHOWN_PICTURE = /\.(png|jpe?g|webp)$/i;
+
+  /**
+   * Where the page loads a picture from: its endpoint, or, when the server wants a token
+   * (which an <img> cannot send), its bytes fetched with the token as a data: URL (the page's
+   * CSP allows images from 'self' and data: only).
+   */
+  async function pictureSrc(url) {
+    if (!token()) return url;
+    const res = await check(await fetch(url, { headers: { Authorization: `Bearer ${token()}` } }));
+    const blob = await res.blob();
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result);
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(blob);
+    });
+  }
+
+  /** A cited picture in the panel: a thumbnail that opens the whole picture, or a TIFF's link. */
+  async function renderPicture(cit) {
+    const box = $('#chunk-picture');
+    box.textContent = '';
+    box.hidden = !cit.image;
+    if (!cit.image) return;
+    const pic = cit.image;
+    const url = pictureUrl(cit.skill, pic.path);
+    const name = String(pic.path).split('/').pop();
+    const size = `${pic.width}×${pic.height} px · ${formatBytes(pic.bytes)}`;
+    const label = cit.heading || citedPath(cit);
+    if (!SHOWN_PICTURE.test(pic.path)) {
+      const link = el('a', { href: url, download: name, dataset: { testid: 'picture-link' } }, `Download ${name}`);
+      link.addEventListener('click', guard(async (ev) => {
+        if (!token()) return;
+        ev.preventDefault();
+        el('a', { href: await pictureSrc(url), download: name }).click();
+      }));
+      box.append(link, el('div', { class: 'picture-meta', text: `${size} (browsers do not show TIFF)` }));
+      return;
+    }
+    const src = await pictureSrc(url);
+    if (String($('#chunk-panel').dataset.n) !== String(cit.n)) return; // another citation was opened meanwhile
+    const thumb = el('img', {
+      class: 'thumb', src, alt: label, loading: 'lazy', width: pic.width, height: pic.height,
+      dataset: { testid: 'picture-thumb' },
+    });
+    const open = el('a', { href: url, class: 'picture-open', title: 'Show the whole picture' }, thumb);
+    open.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      showPicture(src, label, `${citedPath(cit)} · ${size}`);
+    });
+    box.append(open, el('div', { class: 'picture-meta', text: size }));
+  }
+
+  /** The whole picture, at its own size, in a dialog over the page. */
+  function showPicture(src, label, sub) {
+    const img = $('#picture-full');
+    img.src = src;
+    img.alt = label;
+    $('#picture-title').textContent = label;
+    $('#picture-sub').textContent = sub;
+    const dialog = $('#picture-view');
+    if (!dialog.open) dialog.showModal();
+  }
+
   async function openCitation(cit) {
     const panel = $('#chunk-panel');
     panel.hidden = false;
     panel.dataset.n = cit.n;
     $('#chunk-title').textContent = `[${cit.n}] ${citedPath(cit)}`;
     $('#chunk-sub').textContent = [cit.heading, formatPages(cit.pages)].filter(Boolean).join(' · ');
+    guard(renderPicture)(cit);
     renderMarkdown($('#chunk-cited'), cit.text);
     $('#chunk-doc-head').textContent = 'Document';
     const doc = $('#chunk-doc');
@@ -916,8 +989,13 @@
     $('#skill-picker').addEventListener('change', updateSkillHint);
     $('#chunk-close').addEventListener('click', closePanel);
     document.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Escape' && !$('#chunk-panel').hidden) closePanel();
+      // Escape closes the picture dialog first (the browser does), the panel the next time.
+      if (ev.key === 'Escape' && !$('#chunk-panel').hidden && !$('#picture-view').open) closePanel();
     });
+    const pictureView = $('#picture-view');
+    $('#picture-close').addEventListener('click', () => pictureView.close());
+    // A click on the backdrop (the dialog itself, outside its content) closes it too.
+    pictureView.addEventListener('click', (ev) => { if (ev.target === pictureView) pictureView.close(); });
 
     $('#search-form').addEventListener('submit', (ev) => {
       ev.preventDefault();

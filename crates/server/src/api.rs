@@ -1,5 +1,6 @@
 //! The native JSON API (`/v1/ask`, `/v1/context`, `/v1/search`, `/v1/route`, `/v1/skills…`, `/v1/index`,
-//! `/v1/gaps`, `/healthz`, `/metrics`). Handlers only translate HTTP to [`Service`] calls.
+//! `/v1/gaps`, `/healthz`, `/metrics`) and the cited pictures' bytes. Handlers only translate HTTP
+//! to [`Service`] calls.
 
 use crate::error::{ApiError, Json};
 use crate::paths;
@@ -150,6 +151,41 @@ pub async fn source(
     Ok(axum::Json(json!({"skill": skill, "source": source, "chunks": chunks})).into_response())
 }
 
+/// A picture opened on its own may show itself and nothing else: no script, no other
+/// resource, sandboxed (its bytes are the skill author's, not vetted for a browser).
+const PICTURE_CSP: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
+
+/// The bytes of an indexed picture (a cited one: `citations[].image.path`), typed by its format.
+pub async fn picture(
+    State(shared): State<Shared>,
+    Path((skill, source)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    paths::skill_id(&skill)?;
+    paths::source_path(&source)?;
+    let picture = shared.service.picture(skill, source).await?;
+    let headers = [
+        (header::CONTENT_TYPE, HeaderValue::from_static(picture.content_type)),
+        (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+        (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PICTURE_CSP)),
+        (header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache")),
+        (header::CONTENT_DISPOSITION, inline_named(&picture.name)),
+    ];
+    Ok((headers, picture.bytes).into_response())
+}
+
+/// `inline; filename*=UTF-8''…`: the file's name, percent-encoded (RFC 6266), for saving it.
+fn inline_named(name: &str) -> HeaderValue {
+    let encoded: String = name
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    HeaderValue::from_str(&format!("inline; filename*=UTF-8''{encoded}"))
+        .unwrap_or_else(|_| HeaderValue::from_static("inline"))
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct IndexRequest {
@@ -224,4 +260,25 @@ pub async fn not_found() -> ApiError {
 
 pub async fn method_not_allowed() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this endpoint does not take that method; see docs/http-api.md")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::picture_type;
+
+    #[test]
+    fn pictures_are_typed_by_extension_and_named_safely() {
+        assert_eq!(picture_type("knowledge/notice.PNG"), Some("image/png"));
+        assert_eq!(picture_type("knowledge/a.b/scan.jpeg"), Some("image/jpeg"));
+        assert_eq!(picture_type("knowledge/scan.JPG"), Some("image/jpeg"));
+        assert_eq!(picture_type("knowledge/scan.webp"), Some("image/webp"));
+        assert_eq!(picture_type("knowledge/scan.tif"), Some("image/tiff"));
+        assert_eq!(picture_type("knowledge/scan.tiff"), Some("image/tiff"));
+        for other in ["knowledge/notice.md", "knowledge/png", "knowledge/x.svg", "knowledge/x.gif"] {
+            assert_eq!(picture_type(other), None, "{other}");
+        }
+        assert_eq!(inline_named("notice-zh.png"), "inline; filename*=UTF-8''notice-zh.png");
+        assert_eq!(inline_named("通知 1\".png"), "inline; filename*=UTF-8''%E9%80%9A%E7%9F%A5%201%22.png");
+    }
 }

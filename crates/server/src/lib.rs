@@ -147,6 +147,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/skills/{skill}", get(api::skill))
         .route("/v1/skills/{skill}/sources", get(api::sources))
         .route("/v1/skills/{skill}/sources/{*source}", get(api::source))
+        .route("/v1/skills/{skill}/pictures/{*source}", get(api::picture))
         .route("/v1/index", post(api::start_index).get(api::index_job))
         .route("/v1/gaps", get(api::gaps))
         .route("/v1/models", get(openai::models))

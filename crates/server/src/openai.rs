@@ -205,8 +205,12 @@ fn extras_of(answer: &Answer) -> Value {
         .iter()
         .map(|c| {
             let text = answer.context.pieces.iter().find(|p| p.n == c.context_n).map(|p| p.text.as_str()).unwrap_or("");
-            json!({"n": c.n, "context_n": c.context_n, "skill": c.skill, "source": c.source, "heading": c.heading,
-                "pages": c.pages, "text": text})
+            let mut citation = json!({"n": c.n, "context_n": c.context_n, "skill": c.skill, "source": c.source,
+                "heading": c.heading, "pages": c.pages, "text": text});
+            if let Some(image) = &c.image {
+                merge(&mut citation, json!({"image": image}));
+            }
+            citation
         })
         .collect();
     json!({

@@ -75,6 +75,28 @@ pub struct SourceChunk {
     pub pages: Option<(u32, u32)>,
 }
 
+/// A picture of a skill's knowledge, as `GET /v1/skills/{skill}/pictures/{source}` serves it.
+#[derive(Debug, Clone)]
+pub struct PictureFile {
+    /// `image/png`, `image/jpeg`, `image/webp` or `image/tiff`, from the file's extension.
+    pub content_type: &'static str,
+    /// The file name, for `Content-Disposition`.
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The media type of a picture source, by its extension (the formats indexing reads as pictures).
+pub(crate) fn picture_type(source: &str) -> Option<&'static str> {
+    let (_, extension) = source.rsplit_once('.')?;
+    match extension.to_ascii_lowercase().as_str() {
+        "png" => Some("image/png"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "webp" => Some("image/webp"),
+        "tif" | "tiff" => Some("image/tiff"),
+        _ => None,
+    }
+}
+
 pub struct Service {
     project: Project,
     live: ArcSwap<Live>,
@@ -363,6 +385,48 @@ impl Service {
                     pages: c.pages,
                 })
                 .collect())
+        })
+        .await
+    }
+
+    /// The bytes of a picture the skill's index read (`Engine::picture`), taken from the skill's
+    /// knowledge listing as indexing takes it: `source` is matched against the listing, never
+    /// joined onto a path, and only a regular file within the index's size limit is read.
+    pub async fn picture(self: &Arc<Self>, skill: String, source: String) -> Result<PictureFile, ApiError> {
+        let live = self.live();
+        blocking(move || {
+            let engine = &live.assistant.engine;
+            let found = engine.skill(&skill)?;
+            let not_picture = || ApiError::not_found(format!("skill `{skill}` has no indexed picture `{source}`"));
+            let content_type = picture_type(&source).ok_or_else(not_picture)?;
+            engine.picture(&skill, &source).ok_or_else(not_picture)?;
+            let listing = engine.project.knowledge_files(found);
+            let file = listing.files.iter().find(|f| f.source == source).ok_or_else(not_picture)?;
+            let limit = engine.project.config.index.load_options().max_file_bytes;
+            let unreadable = |e: std::io::Error| match e.kind() {
+                std::io::ErrorKind::NotFound => not_picture(),
+                _ => ApiError::internal(format!("cannot read `{source}`: {e}")),
+            };
+            // Checked before opening: opening a FIFO blocks until someone writes to it.
+            let meta = std::fs::metadata(&file.path).map_err(unreadable)?;
+            if !meta.is_file() {
+                return Err(not_picture());
+            }
+            let read = || -> std::io::Result<Vec<u8>> {
+                use std::io::Read;
+                let mut bytes = Vec::new();
+                std::fs::File::open(&file.path)?.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+                Ok(bytes)
+            };
+            let bytes = read().map_err(unreadable)?;
+            if bytes.len() as u64 > limit {
+                return Err(ApiError::not_found(format!(
+                    "`{source}` is now over the {} MB file limit; re-index it",
+                    limit / (1024 * 1024)
+                )));
+            }
+            let name = source.rsplit('/').next().unwrap_or(&source).to_string();
+            Ok(PictureFile { content_type, name, bytes })
         })
         .await
     }

@@ -45,6 +45,7 @@ fn main() {
                     text: format!("chunk {i}"),
                     pages: None,
                     summary: None,
+                    ocr_confidence: None,
                 },
                 vector: Some(random_unit(&mut seed, dim)),
                 visibility: 1.0,

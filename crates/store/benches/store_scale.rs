@@ -97,6 +97,7 @@ impl Corpus {
                 text,
                 pages: None,
                 summary: None,
+                ocr_confidence: None,
             },
             vector: Some(self.vector_near(topic, 1.0, rng)),
             visibility: 1.0,
@@ -120,6 +121,8 @@ fn manifest(chunks: usize) -> Manifest {
                 encoding: "UTF-8".into(),
                 questions: vec![],
                 vectorless: 0,
+                ocr_pages: Vec::new(),
+                image: None,
             },
         );
     }

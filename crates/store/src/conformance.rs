@@ -50,6 +50,7 @@ pub fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {
         text: text.into(),
         pages: None,
         summary: None,
+        ocr_confidence: None,
     }
 }
 
@@ -73,6 +74,8 @@ pub fn manifest(sources: &[(&str, DocType)]) -> Manifest {
                 encoding: "UTF-8".into(),
                 questions: vec![],
                 vectorless: 0,
+                ocr_pages: Vec::new(),
+                image: None,
             },
         );
     }

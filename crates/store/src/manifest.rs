@@ -121,6 +121,12 @@ pub struct FileEntry {
     /// Of its chunks, those stored without a vector (the embedding model cannot see them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub vectorless: usize,
+    /// Pages whose text OCR read (0 for a picture), with the engine's confidence in percent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ocr_pages: Vec<(u32, u8)>,
+    /// A picture's width and height in pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<(u32, u32)>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -88,7 +88,8 @@ fn print_answer(answer: &Answer, show_hits: bool, streamed: bool) {
         println!();
         for c in &answer.citations {
             let heading = if c.heading.is_empty() { String::new() } else { format!(" › {}", c.heading) };
-            println!("[{}] {}{heading}", c.n, skillrag_core::cited_path(&c.skill, &c.location()));
+            let picture = c.image.as_ref().map(|p| format!(" (picture {}×{})", p.width, p.height)).unwrap_or_default();
+            println!("[{}] {}{heading}{picture}", c.n, skillrag_core::cited_path(&c.skill, &c.location()));
         }
     }
     if show_hits {

@@ -60,6 +60,7 @@ fn print(report: &DoctorReport) {
         };
         println!("embedding cache {}: {} record(s), {state}", c.file, c.records);
     }
+    println!("OCR: {}", report.ocr);
     for line in &report.repaired {
         println!("repaired: {line}");
     }

@@ -86,5 +86,24 @@ pub fn sources(cli: &Cli, args: &SourcesArgs) -> Result<ExitCode> {
         n => format!(", {n} without a vector (the embedding model cannot see them; BM25 finds them)"),
     };
     eprintln!("{} document(s), {chunks} chunk(s){without}", sources.len());
+    let ocr_pages: usize = sources.iter().map(|s| s.ocr_pages.len()).sum();
+    if ocr_pages > 0 {
+        eprintln!("{ocr_pages} page(s) or picture(s) read by OCR");
+    }
+    for s in sources.iter().filter(|s| !s.low_confidence_pages.is_empty()) {
+        let pages: Vec<String> = s
+            .low_confidence_pages
+            .iter()
+            .map(|p| match p.page {
+                0 => format!("the picture ({:.2})", p.confidence),
+                n => format!("p. {n} ({:.2})", p.confidence),
+            })
+            .collect();
+        eprintln!(
+            "low OCR confidence: {}: {} — check the text (`skillrag extract`) or rescan",
+            s.source,
+            pages.join(", ")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,15 +6,30 @@
 //! Scripts, styles, forms, navigation, headers, footers, asides and elements whose role, class or
 //! id mark them as navigation are left out. Headings become `#` lines, list items `- ` lines,
 //! tables rows (as in DOCX), `<pre>` fenced code; whitespace is collapsed as a browser would.
+//!
+//! Pictures ([`extract_html_with_pictures`]): each `<img>` of the content is a file beside the
+//! page or a `data:` URI (see [`super::embedded`]); the page is walked once to find them, they are
+//! read together, and the page is walked again with their text after the block they are in.
+use std::collections::HashMap;
+
 use markup5ever_rcdom::{Handle, NodeData};
 
+use super::embedded::{self, HtmlSource, Pictures};
 use super::html_guard::{parse_limited, MAX_HTML_DEPTH};
 use super::markdown::{clean_inline, normalize_text, render_blocks, Block, Cell, TableBuilder};
 use super::{ExtractError, Extracted};
 
 /// The main content of an HTML page as Markdown; an error when the page nests elements
-/// deeper than [`MAX_HTML_DEPTH`] (parsing that takes time quadratic in the depth).
+/// deeper than [`MAX_HTML_DEPTH`] (parsing that takes time quadratic in the depth). Its
+/// pictures are left out.
 pub fn extract_html(text: &str) -> Result<Extracted, ExtractError> {
+    extract_html_with_pictures(text, &mut Pictures::none())
+}
+
+/// As [`extract_html`], with the text of the page's pictures, read by `pictures`, after the
+/// block each is in. Pictures are files in the folder [`Pictures::beside`] names (the page's
+/// own) or below it, or `data:` URIs; one that cannot be read is a warning in `pictures`.
+pub fn extract_html_with_pictures(text: &str, pictures: &mut Pictures<'_>) -> Result<Extracted, ExtractError> {
     let dom = parse_limited(text, MAX_HTML_DEPTH).map_err(|deep| ExtractError::TooDeep {
         line: deep.line,
         what: "HTML",
@@ -27,13 +42,32 @@ pub fn extract_html(text: &str) -> Result<Extracted, ExtractError> {
     let body = find_element(&document, |n| element_name(n) == Some("body")).unwrap_or_else(|| document.clone());
     let root = content_root(&body);
 
-    let mut blocks = Walker::new(false).run(&root);
-    if blocks.is_empty() && !std::rc::Rc::ptr_eq(&root, &body) {
-        blocks = Walker::new(false).run(&body);
+    let collect = if pictures.active() { Images::Collect } else { Images::Off };
+    let mut walked = (root.clone(), false);
+    let mut out = Walker::new(false, collect.clone()).run(&root);
+    if out.blocks.is_empty() && !std::rc::Rc::ptr_eq(&root, &body) {
+        walked = (body.clone(), false);
+        out = Walker::new(false, collect.clone()).run(&body);
     }
-    if blocks.is_empty() {
+    if out.blocks.is_empty() {
         // Everything looked like navigation: better the whole page than nothing.
-        blocks = Walker::new(true).run(&body);
+        walked = (body.clone(), true);
+        out = Walker::new(true, collect).run(&body);
+    }
+    let mut blocks = out.blocks;
+    for (src, alt) in &out.images {
+        note(pictures, src, alt.as_deref());
+    }
+    if pictures.any_found() {
+        let (folder, max_bytes) = (pictures.folder(), pictures.limit_bytes());
+        let texts = pictures.read_all(|key| match folder {
+            _ if key.starts_with("data:") => embedded::decode_data(key, max_bytes),
+            Some(folder) => embedded::read_beside(folder, key, max_bytes),
+            None => Err("the page's folder is not known".to_string()),
+        });
+        if !texts.is_empty() {
+            blocks = Walker::new(walked.1, Images::Fill(texts)).run(&walked.0).blocks;
+        }
     }
     let title = title
         .or_else(|| {
@@ -44,6 +78,49 @@ pub fn extract_html(text: &str) -> Result<Extracted, ExtractError> {
         })
         .map(|t| normalize_text(&t));
     Ok(Extracted { text: normalize_text(&render_blocks(&blocks)), markdown: true, title, ..Default::default() })
+}
+
+/// Records a picture of the page, met in the content (the first walk).
+fn note(pictures: &mut Pictures<'_>, src: &str, alt: Option<&str>) {
+    match embedded::html_source(src) {
+        HtmlSource::Beside { path, extension } => {
+            if pictures.folder().is_some() {
+                pictures.found(&path, &path, &embedded::label(alt, embedded::file_name(&path)), &extension);
+            }
+        }
+        HtmlSource::Data { extension } => {
+            let fallback = format!("image/{extension}");
+            pictures.found(src.trim(), &embedded::data_name(src), &embedded::label(alt, &fallback), extension)
+        }
+        HtmlSource::Refused(why) => pictures.not_read(src.trim(), why),
+        HtmlSource::Ignored => {}
+    }
+}
+
+/// The key a picture was recorded under by [`note`].
+fn picture_key(src: &str) -> Option<String> {
+    match embedded::html_source(src) {
+        HtmlSource::Beside { path, .. } => Some(path),
+        HtmlSource::Data { .. } => Some(src.trim().to_string()),
+        HtmlSource::Refused(_) | HtmlSource::Ignored => None,
+    }
+}
+
+/// What a walk does with `<img>`.
+#[derive(Clone)]
+enum Images {
+    Off,
+    /// Records each `<img>`'s `src` and `alt`.
+    Collect,
+    /// Writes the marker paragraph of each picture (by key), at its first place.
+    Fill(HashMap<String, String>),
+}
+
+/// What a walk found.
+struct Walked {
+    blocks: Vec<Block>,
+    /// `(src, alt)` of the `<img>` elements met, when collecting.
+    images: Vec<(String, Option<String>)>,
 }
 
 /// Elements never shown as text.
@@ -265,10 +342,14 @@ struct Walker {
     thead: u32,
     /// Inside `<article>`, `<main>` or `<section>`: a `<header>` there is the article's own.
     sections: u32,
+    pictures: Images,
+    images: Vec<(String, Option<String>)>,
+    /// Marker paragraphs of pictures met in the block being read, written after it.
+    pending: Vec<String>,
 }
 
 impl Walker {
-    fn new(lenient: bool) -> Self {
+    fn new(lenient: bool, pictures: Images) -> Self {
         Walker {
             lenient,
             sinks: vec![Vec::new()],
@@ -282,10 +363,13 @@ impl Walker {
             table_count: 0,
             thead: 0,
             sections: 0,
+            pictures,
+            images: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
-    fn run(mut self, root: &Handle) -> Vec<Block> {
+    fn run(mut self, root: &Handle) -> Walked {
         let mut steps = vec![Step::Enter(root.clone())];
         let mut first = true;
         while let Some(step) = steps.pop() {
@@ -322,7 +406,7 @@ impl Walker {
         let mut sinks = self.sinks;
         let mut out = sinks.remove(0);
         out.extend(sinks.into_iter().flatten());
-        out
+        Walked { blocks: out, images: self.images }
     }
 
     fn dropped(&self, node: &Handle, tag: &str) -> bool {
@@ -368,6 +452,20 @@ impl Walker {
                 self.flush();
                 self.pre += 1;
                 Exit::Pre
+            }
+            "img" => {
+                if let Some(src) = attribute(node, "src") {
+                    match &mut self.pictures {
+                        Images::Off => {}
+                        Images::Collect => self.images.push((src, attribute(node, "alt"))),
+                        Images::Fill(texts) => {
+                            if let Some(text) = picture_key(&src).and_then(|key| texts.remove(&key)) {
+                                self.pending.push(text);
+                            }
+                        }
+                    }
+                }
+                Exit::Nothing
             }
             "br" => {
                 if self.pre > 0 || !self.inline.is_empty() {
@@ -500,8 +598,18 @@ impl Walker {
         }
     }
 
-    /// Ends the block being read.
+    /// Ends the block being read; the text of the pictures in it follows.
     fn flush(&mut self) {
+        self.flush_text();
+        if !self.pending.is_empty() {
+            let pictures = std::mem::take(&mut self.pending);
+            if let Some(sink) = self.sinks.last_mut() {
+                sink.extend(pictures.into_iter().map(Block::Para));
+            }
+        }
+    }
+
+    fn flush_text(&mut self) {
         self.pending_space = None;
         if self.inline.is_empty() {
             return;
@@ -702,6 +810,55 @@ mod tests {
         // Deep but flat-closing markup (unclosed `<p>` are siblings, not nesting) is fine.
         let html = "<p>para".repeat(20_000);
         assert!(extract_html(&html).unwrap().text.starts_with("para\n\npara"));
+    }
+
+    /// "Reads" a picture as its bytes (the test pictures are text).
+    fn echo(bytes: &[u8], _: &str) -> Result<String, String> {
+        String::from_utf8(bytes.to_vec()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn pictures_follow_the_block_they_are_in() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("img")).unwrap();
+        std::fs::write(tmp.path().join("img/hours.png"), "Open 9 to 5").unwrap();
+        std::fs::write(tmp.path().join("logo.png"), "ACME").unwrap();
+        let html = r#"<nav><img src="logo.png" alt="Logo"></nav><main>
+            <h1>Hours <img src="./img/hours.png"></h1>
+            <ul><li>First <img src="img/hours.png" alt="again"> item</li><li>Second</li></ul>
+            <p>Inline <img src="data:image/png;base64,5b2i5byP" alt=" Shape "> text.</p>
+            <p><img src="https://example.com/a.png"><img src="diagram.svg"><img src="missing.png"><img src="../up.png"></p>
+            <table><tr><th>Plan</th><th>Card</th></tr><tr><td>Pro</td><td><img src="logo.png"></td></tr></table>
+            </main>"#;
+        let reader = echo;
+        let mut pictures = Pictures::new(&reader).beside(tmp.path());
+        let out = extract_html_with_pictures(html, &mut pictures).unwrap();
+        assert_eq!(
+            out.text,
+            "# Hours\n\n[image: hours.png] Open 9 to 5\n\n- First item\n- Second\n\nInline text.\n\n[image: Shape] 形式\n\n\
+             Plan: Pro; Card: [image: logo.png] ACME"
+        );
+        assert_eq!(out.title.as_deref(), Some("Hours"));
+        assert_eq!(
+            pictures.warnings(),
+            [
+                "picture `../up.png` not read: its path leaves the page's folder (`..`); only pictures in the page's folder or below it are read",
+                "picture `missing.png` not read: there is no such file beside the page",
+            ]
+        );
+        // Without the page's folder only the pictures it holds are read; without a reader none.
+        let mut pictures = Pictures::new(&reader);
+        let out = extract_html_with_pictures(html, &mut pictures).unwrap();
+        assert!(out.text.contains("[image: Shape] 形式") && !out.text.contains("Open 9 to 5"), "{}", out.text);
+        assert_eq!(extract_html(html).unwrap().text, "# Hours\n\n- First item\n- Second\n\nInline text.\n\nPlan: Pro");
+    }
+
+    #[test]
+    fn a_page_of_only_navigation_still_shows_its_pictures() {
+        let html = r#"<nav><img src="data:image/gif;base64,bmF2aWdhdGlvbg==">Links</nav>"#;
+        let reader = echo;
+        let out = extract_html_with_pictures(html, &mut Pictures::new(&reader)).unwrap();
+        assert_eq!(out.text, "Links\n\n[image: image/gif] navigation");
     }
 
     #[test]

@@ -2,20 +2,25 @@
 //! (CSV/TSV/JSON/JSONL). Each turns a file into an [`Extracted`] text the chunker understands —
 //! Markdown with `#` headings for structured formats, plain text with page starts for PDF, and
 //! question/answer pairs for FAQ files — or a clear [`ExtractError`] saying why the file is
-//! skipped.
+//! skipped. DOCX and HTML can also carry the text of their pictures, read by a
+//! [`PictureReader`] the caller gives (OCR), at the pictures' places (see `embedded`).
 
 mod docx;
+mod embedded;
 mod faq;
 mod html;
 mod html_guard;
 mod markdown;
 mod pdf;
 
-pub use docx::extract_docx;
+#[cfg(test)]
+pub(crate) use docx::fixtures as docx_fixtures;
+pub use docx::{extract_docx, extract_docx_with_pictures};
+pub use embedded::{PictureReader, Pictures, MAX_PICTURES};
 pub use faq::{extract_faq, FaqFormat};
-pub use html::extract_html;
+pub use html::{extract_html, extract_html_with_pictures};
 pub use html_guard::MAX_HTML_DEPTH;
-pub use pdf::extract_pdf;
+pub use pdf::{extract_pdf, extract_pdf_pages, PdfPages, ScannedPage};
 
 /// Runs `f`, turning a panic into `Err(message)` without printing it. Extractor crates panic on
 /// some malformed files; that is a problem of the input, reported per file by the indexer, not

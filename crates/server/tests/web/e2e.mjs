@@ -69,6 +69,19 @@ const MD_CITATIONS = [
     text: '1. Leave the router powered on.\n2. Find the small **Reset** hole on the back.' },
   { n: 2, skill: 'router-faq', source: 'knowledge/troubleshooting.md', heading: 'Injected', pages: null, text: INJECTED },
 ];
+// A cited picture. The demo project has none (indexing one needs OCR; crates/cli/tests/serve.rs
+// checks the real one over HTTP), so the answer, the document and the picture's bytes are
+// stood in for in the browser, the picture by the OCR fixture notice-zh.png (1200×520).
+const PICTURE_QUESTION = 'picture citation check';
+const PICTURE_PNG = fs.readFileSync(new URL('../../../../testdata/scans/notice-zh.png', import.meta.url));
+const PICTURE_TEXT = '# 办公室开放时间通知\n\n办公室开放时间为周一至周五上午九点到下午五点';
+const PICTURE_ANSWER = '办公室开放时间为周一至周五上午九点到下午五点。[1] The signed copy is a TIFF.[2]';
+const PICTURE_CITATIONS = [
+  { n: 1, skill: 'router-faq', source: 'knowledge/notice.png', heading: '办公室开放时间通知', pages: null, text: PICTURE_TEXT,
+    image: { path: 'knowledge/notice.png', width: 1200, height: 520, bytes: PICTURE_PNG.length } },
+  { n: 2, skill: 'router-faq', source: 'knowledge/signed.tiff', heading: 'Signed notice', pages: null, text: 'Signed.',
+    image: { path: 'knowledge/signed.tiff', width: 2400, height: 1040, bytes: 123456 } },
+];
 /** An SSE body like /v1/chat/completions streams, cut mid-table so the page renders partial Markdown. */
 function fakeStream(content, citations) {
   const cut = content.indexOf('| Blinking');
@@ -306,6 +319,65 @@ async function main() {
     await page.screenshot({ path: path.join(shotDir, 'chat-markdown.png'), fullPage: false });
     await page.unroute('**/v1/chat/completions');
     await page.unroute('**/v1/skills/router-faq/sources/**');
+    await byId('chat-clear').click();
+
+    // ------------------------------------------------------------------------------- picture
+    step = 'picture';
+    const pictureRequests = [];
+    await page.route('**/v1/chat/completions', async (route) => {
+      let body = null;
+      try { body = route.request().postDataJSON(); } catch (_) { /* not JSON */ }
+      const last = body && Array.isArray(body.messages) ? body.messages[body.messages.length - 1] : null;
+      if (!last || last.content !== PICTURE_QUESTION) return route.continue();
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: fakeStream(PICTURE_ANSWER, PICTURE_CITATIONS) });
+    });
+    await page.route('**/v1/skills/router-faq/sources/knowledge/*.{png,tiff}', (route) => route.fulfill({
+      status: 200, contentType: 'application/json',
+      json: { skill: 'router-faq', source: 'knowledge/notice.png', chunks: [{ chunk_id: 1, ordinal: 0, heading: '办公室开放时间通知', text: PICTURE_TEXT, pages: null }] },
+    }));
+    await page.route('**/v1/skills/router-faq/pictures/**', (route) => {
+      pictureRequests.push(new URL(route.request().url()).pathname);
+      return route.fulfill({ status: 200, contentType: 'image/png', headers: { 'x-content-type-options': 'nosniff' }, body: PICTURE_PNG });
+    });
+    const a4 = await ask(PICTURE_QUESTION);
+    await a4.locator('.bubble').getByTestId('citation-link').first().click();
+    const thumb = byId('chunk-picture').getByTestId('picture-thumb');
+    await thumb.waitFor({ state: 'visible' }).catch(() => { throw new Failure('the cited picture shows no thumbnail in the panel'); });
+    await page.waitForFunction((img) => img.complete && img.naturalWidth > 0, await thumb.elementHandle(), { timeout: 15_000 })
+      .catch(() => { throw new Failure('the thumbnail did not load (the page CSP must let it)'); });
+    await page.waitForFunction(() => document.querySelector('[data-testid="chunk-doc"] [data-testid="doc-chunk"]'), null, { timeout: 15_000 });
+    await bannerClear();
+    assert(await thumb.getAttribute('alt') === '办公室开放时间通知', `the thumbnail's alt is "${await thumb.getAttribute('alt')}", not the citation's heading`);
+    assert(await thumb.getAttribute('loading') === 'lazy', 'the thumbnail does not load lazily');
+    const thumbBox = await thumb.boundingBox();
+    assert(thumbBox && thumbBox.width <= 240 && thumbBox.width > 100, `the thumbnail is ${thumbBox && thumbBox.width} px wide, not at most 240`);
+    assert(Math.abs(thumbBox.width / thumbBox.height - 1200 / 520) < 0.05, 'the thumbnail does not keep the picture\'s proportions');
+    const meta = await byId('chunk-picture').innerText();
+    assert(meta.includes('1200×520'), `the panel does not give the picture's size: ${meta}`);
+    assert(pictureRequests.includes('/v1/skills/router-faq/pictures/knowledge/notice.png'), `the picture was not loaded from its endpoint: ${pictureRequests.join(', ')}`);
+    await page.screenshot({ path: path.join(shotDir, 'chat-picture.png'), fullPage: false });
+    await thumb.click();
+    const full = byId('picture-full');
+    await byId('picture-view').waitFor({ state: 'visible' }).catch(() => { throw new Failure('clicking the thumbnail did not open the whole picture'); });
+    await page.waitForFunction((img) => img.complete && img.naturalWidth === 1200, await full.elementHandle(), { timeout: 15_000 })
+      .catch(() => { throw new Failure('the whole picture did not load at 1200 px'); });
+    assert((await full.boundingBox()).width === 1200, 'the whole picture is not shown at its own size');
+    await page.screenshot({ path: path.join(shotDir, 'chat-picture-full.png'), fullPage: false });
+    await page.keyboard.press('Escape');
+    await byId('picture-view').waitFor({ state: 'hidden' });
+    assert(await byId('chunk-panel').isVisible(), 'Escape on the picture closed the citation panel too');
+    log(`ok   picture: thumbnail ${Math.round(thumbBox.width)}×${Math.round(thumbBox.height)} in the panel, the whole 1200×520 picture in a dialog`);
+    // A TIFF, which browsers do not show: a link to the file instead of a thumbnail.
+    await a4.locator('.bubble').getByTestId('citation-link').nth(1).click();
+    const tiff = byId('chunk-picture').getByTestId('picture-link');
+    await tiff.waitFor({ state: 'visible' }).catch(() => { throw new Failure('the cited TIFF shows no link'); });
+    assert(await tiff.getAttribute('href') === '/v1/skills/router-faq/pictures/knowledge/signed.tiff', `the TIFF link goes to ${await tiff.getAttribute('href')}`);
+    assert(await byId('chunk-picture').getByTestId('picture-thumb').count() === 0, 'a TIFF got a thumbnail');
+    log('ok   picture: a cited TIFF is a download link');
+    await page.unroute('**/v1/chat/completions');
+    await page.unroute('**/v1/skills/router-faq/sources/knowledge/*.{png,tiff}');
+    await page.unroute('**/v1/skills/router-faq/pictures/**');
+    await byId('chunk-close').click();
     await byId('chat-clear').click();
 
     // ----------------------------------------------------------------------------- retrieval

@@ -55,7 +55,13 @@ pub(super) enum DocumentError {
     Unclosed(usize),
 }
 
-pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, DocumentError> {
+/// Reads `word/document.xml` into blocks. `picture(relationship id, alt text)` is asked at each
+/// picture, in reading order; the paragraph it returns goes after the paragraph the picture is in.
+pub(super) fn parse_document(
+    xml: &str,
+    styles: &Styles,
+    picture: &mut dyn FnMut(&str, Option<&str>) -> Option<String>,
+) -> Result<Vec<Block>, DocumentError> {
     let mut reader = Reader::from_str(xml);
     let mut blocks: Vec<Block> = Vec::new();
     let mut tags: Vec<Tag> = Vec::new();
@@ -65,6 +71,8 @@ pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, D
     let mut cells: Vec<Vec<Block>> = Vec::new();
     let mut skip_depth = 0usize;
     let mut table_count = 0u32;
+    // The alt text of the drawing (or VML shape) being read.
+    let mut alt: Option<String> = None;
 
     loop {
         let at = reader.buffer_position();
@@ -101,9 +109,11 @@ pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, D
                         }
                     }
                     Some(Tag::P) => {
-                        if let Some(p) = paras.pop() {
+                        if let Some(mut p) = paras.pop() {
                             let target = cells.last_mut().unwrap_or(&mut blocks);
+                            let pictures = std::mem::take(&mut p.pictures);
                             finish_paragraph(p, styles, target);
+                            target.extend(pictures.into_iter().map(Block::Para));
                         }
                     }
                     Some(Tag::Tc) => {
@@ -233,6 +243,37 @@ pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, D
                 }
                 Tag::Other
             }
+            (b"drawing" | b"pict" | b"object", _) => {
+                alt = None;
+                Tag::Other
+            }
+            // The drawing's alt text (`wp:docPr`), then the picture's own (`pic:cNvPr`) when it has one.
+            (b"docPr" | b"cNvPr", _) => {
+                if let Some(text) = alt_text(&e, b"descr").or_else(|| alt_text(&e, b"title")) {
+                    alt = Some(text);
+                }
+                Tag::Other
+            }
+            (b"shape", _) => {
+                if let Some(text) = alt_text(&e, b"alt") {
+                    alt = Some(text);
+                }
+                Tag::Other
+            }
+            (b"blip" | b"imagedata", _) => {
+                let id = if name == b"blip" { attr(&e, b"embed") } else { attr(&e, b"id") };
+                let hidden = paras.last().is_some_and(|p| p.run_hidden);
+                if let Some(id) = id.filter(|id| !id.trim().is_empty() && !hidden) {
+                    let alt = if name == b"imagedata" { alt_text(&e, b"title").or(alt.clone()) } else { alt.clone() };
+                    if let Some(text) = picture(id.trim(), alt.as_deref()) {
+                        match paras.last_mut() {
+                            Some(p) => p.pictures.push(text),
+                            None => cells.last_mut().unwrap_or(&mut blocks).push(Block::Para(text)),
+                        }
+                    }
+                }
+                Tag::Other
+            }
             (b"tbl", _) => {
                 if !empty {
                     table_count += 1;
@@ -288,6 +329,11 @@ pub(super) fn parse_document(xml: &str, styles: &Styles) -> Result<Vec<Block>, D
         }
     }
     Ok(blocks)
+}
+
+/// An attribute that says something.
+fn alt_text(e: &quick_xml::events::BytesStart<'_>, name: &[u8]) -> Option<String> {
+    attr(e, name).filter(|v| !v.trim().is_empty())
 }
 
 #[cfg(test)]

@@ -13,12 +13,17 @@
 //! `word/document.xml` into blocks and [`paragraphs`] decides what each paragraph becomes. The
 //! Markdown block model and table renderer are shared with the HTML extractor, in
 //! [`super::markdown`].
+//!
+//! Pictures ([`extract_docx_with_pictures`]): [`pictures`] finds the archive member each picture
+//! of the document names; the document is read once to find them, they are read together (see
+//! [`super::embedded`]), and it is read again with their text at their places.
 
 mod archive;
 mod document;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod paragraphs;
+mod pictures;
 mod styles;
 
 use std::io::Cursor;
@@ -26,6 +31,7 @@ use std::io::Cursor;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::Reader;
 
+use super::embedded::Pictures;
 use super::markdown::{clean_inline, normalize_text, render_blocks, Block};
 use super::{ExtractError, ExtractLimits, Extracted};
 use archive::{read_member, xml_text};
@@ -34,7 +40,18 @@ use styles::Styles;
 
 const FORMAT: &str = "DOCX";
 
+/// The text of a DOCX file as Markdown; its pictures are left out.
 pub fn extract_docx(bytes: &[u8], limits: &ExtractLimits) -> Result<Extracted, ExtractError> {
+    extract_docx_with_pictures(bytes, limits, &mut Pictures::none())
+}
+
+/// The text of a DOCX file as Markdown, with the text of its pictures, read by `pictures`, at
+/// their places. A picture that cannot be read is a warning in `pictures`, never an error.
+pub fn extract_docx_with_pictures(
+    bytes: &[u8],
+    limits: &ExtractLimits,
+    pictures: &mut Pictures<'_>,
+) -> Result<Extracted, ExtractError> {
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
         let reason = if bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
             "an old Word 97-2003 (.doc) file or a password-protected DOCX, not a DOCX; \
@@ -71,7 +88,46 @@ pub fn extract_docx(bytes: &[u8], limits: &ExtractLimits) -> Result<Extracted, E
         None => None,
     };
 
-    let blocks = parse_document(&document, &styles).map_err(|e| corrupt(format!("{document_name} {e}")))?;
+    let parse = |picture: &mut dyn FnMut(&str, Option<&str>) -> Option<String>| {
+        parse_document(&document, &styles, picture).map_err(|e| corrupt(format!("{document_name} {e}")))
+    };
+    let rels = if pictures.active() {
+        // Damaged relationships leave the pictures unnamed: each is a warning, the text is read.
+        let name = pictures::rels_name(&document_name);
+        let xml = read_member(&mut archive, &name, limits).ok().flatten();
+        let xml = xml.and_then(|xml| xml_text(&name, &xml).ok()).unwrap_or_default();
+        pictures::relationships(&xml, &document_name)
+    } else {
+        Default::default()
+    };
+    let mut blocks = parse(&mut |id, alt| {
+        pictures::note(pictures, &rels, id, alt);
+        None
+    })?;
+    if pictures.any_found() {
+        let picture_limits =
+            ExtractLimits { max_inflated_bytes: limits.max_inflated_bytes.min(pictures.limit_bytes()), ..*limits };
+        let setting =
+            if pictures.limit_bytes() <= limits.max_inflated_bytes { "max_file_mb" } else { "max_inflated_mb" };
+        let archive = &archive;
+        let mut texts = pictures.read_all(|member| {
+            match read_member(&mut archive.clone(), member, &picture_limits) {
+                Ok(Some(bytes)) => Ok(bytes),
+                Ok(None) => Err("it is not in the archive".to_string()),
+                // Not compressed suspiciously: simply large.
+                Err(ExtractError::ZipBomb { ratio, limit_mb, .. }) if ratio <= limits.max_ratio => Err(format!(
+                    "it is larger than the limit of {limit_mb} MB for a picture (`[index] {setting}` raises it)"
+                )),
+                Err(e) => Err(e.to_string()),
+            }
+        });
+        if !texts.is_empty() {
+            blocks = parse(&mut |id, _| match rels.get(id) {
+                Some(pictures::Target::Member(member)) => texts.remove(member),
+                _ => None,
+            })?;
+        }
+    }
     let text = normalize_text(&render_blocks(&blocks));
     let title = core_title
         .or_else(|| first_heading(&blocks))

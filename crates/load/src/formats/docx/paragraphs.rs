@@ -14,6 +14,8 @@ pub(super) struct Para {
     pub(super) text: String,
     pub(super) run: String,
     pub(super) run_hidden: bool,
+    /// The marker paragraphs of the pictures in it, written after it.
+    pub(super) pictures: Vec<String>,
 }
 
 pub(super) fn finish_paragraph(p: Para, styles: &Styles, out: &mut Vec<Block>) {

@@ -31,6 +31,7 @@ pub(super) struct Page {
     pub(super) number: u32,
     /// Upper edge of the media box, where y = 0 after flipping.
     pub(super) top: f64,
+    pub(super) width: f64,
     pub(super) height: f64,
     pub(super) glyphs: Vec<Glyph>,
     pub(super) chars: String,
@@ -73,6 +74,7 @@ impl OutputDev for Page {
     ) -> Result<(), OutputError> {
         // Positions are measured from the top of the page: the media box's upper edge.
         self.top = media_box.ury;
+        self.width = (media_box.urx - media_box.llx).abs();
         self.height = (media_box.ury - media_box.lly).abs();
         Ok(())
     }

@@ -43,8 +43,33 @@ use rows::{rows_of, Kind, Line, Row};
 
 /// Extracts the text of a PDF: pages in order, columns in reading order, running headers and
 /// footers dropped, hyphenation and broken Chinese lines joined, NFC-normalized.
-/// `limits` bound the pages, the inflated content and the text (see [`budget`]).
+/// `limits` bound the pages, the inflated content and the text (see [`budget`]). A PDF whose
+/// pages all lack a text layer is `NoTextLayer`; see [`extract_pdf_pages`] for one to OCR.
 pub fn extract_pdf(bytes: &[u8], limits: &ExtractLimits) -> Result<Extracted, ExtractError> {
+    let pdf = extract_pdf_pages(bytes, limits)?;
+    pdf.text.ok_or(ExtractError::NoTextLayer { pages: pdf.scanned.len() })
+}
+
+/// A PDF's text layer and the pages that have none (scans, for OCR).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PdfPages {
+    /// The text of the pages that have a text layer; `None` when no page has one.
+    pub text: Option<Extracted>,
+    /// Pages without a text layer, in order.
+    pub scanned: Vec<ScannedPage>,
+    pub title: Option<String>,
+}
+
+/// A page without a text layer: its number (from 1) and media box size in points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScannedPage {
+    pub number: u32,
+    pub width_pt: f64,
+    pub height_pt: f64,
+}
+
+/// As [`extract_pdf`], keeping a mixed or scanned PDF's pages without text apart.
+pub fn extract_pdf_pages(bytes: &[u8], limits: &ExtractLimits) -> Result<PdfPages, ExtractError> {
     let doc = load(bytes)?;
     let title = info_title(&doc);
     let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
@@ -79,15 +104,21 @@ pub fn extract_pdf(bytes: &[u8], limits: &ExtractLimits) -> Result<Extracted, Ex
     if pages.is_empty() {
         return Err(corrupt(first_error.unwrap_or_default()));
     }
-    if pages.iter().all(|p| !p.has_text()) {
-        return Err(match first_error {
+    let scanned: Vec<ScannedPage> = pages
+        .iter()
+        .filter(|p| !p.has_text())
+        .map(|p| ScannedPage { number: p.number, width_pt: p.width, height_pt: p.height })
+        .collect();
+    if scanned.len() == pages.len() {
+        if let Some(reason) = first_error {
             // Some pages failed and the others have no text: we cannot tell it is a scan.
-            Some(reason) => corrupt(reason),
-            None => ExtractError::NoTextLayer { pages: numbers.len() },
-        });
+            return Err(corrupt(reason));
+        }
+        return Ok(PdfPages { text: None, scanned, title });
     }
     let (text, page_starts) = layout(&pages);
-    Ok(Extracted { text, markdown: false, pages: page_starts, faq: Vec::new(), title })
+    let text = Extracted { text, markdown: false, pages: page_starts, faq: Vec::new(), title: title.clone() };
+    Ok(PdfPages { text: Some(text), scanned, title })
 }
 
 fn corrupt(reason: impl std::fmt::Display) -> ExtractError {

@@ -1,0 +1,111 @@
+//! Which Tesseract language models read a skill's scans: `chi_sim+eng`, from the skill's own
+//! text or from `[index] ocr_languages`.
+
+use std::fmt;
+
+/// A Tesseract language list such as `chi_sim+eng` (the first model leads).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Languages(Vec<String>);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an OCR language: write Tesseract's names joined by `+` (chi_sim+eng, chi_tra, eng) or zh-Hans, zh-Hant, en")]
+pub struct BadLanguages(pub String);
+
+impl Languages {
+    /// Reads `chi_sim+eng`, `zh-Hans, en` or a mix; BCP 47 names of the languages the project
+    /// ships packs for are mapped to Tesseract's (zh, zh-Hans, zh-CN → chi_sim; zh-Hant, zh-TW,
+    /// zh-HK → chi_tra; en → eng). Whether a model is installed is checked by the engine.
+    pub fn parse(spec: &str) -> Result<Languages, BadLanguages> {
+        let mut names = Vec::new();
+        for part in spec.split(['+', ',', ' ']).map(str::trim).filter(|p| !p.is_empty()) {
+            let name = match part.to_ascii_lowercase().replace('_', "-").as_str() {
+                "zh" | "zh-hans" | "zh-cn" | "zh-sg" => "chi_sim".to_string(),
+                "zh-hant" | "zh-tw" | "zh-hk" | "zh-mo" => "chi_tra".to_string(),
+                "en" | "en-us" | "en-gb" => "eng".to_string(),
+                _ if part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && part.len() <= 32 => {
+                    part.to_string()
+                }
+                _ => return Err(BadLanguages(spec.to_string())),
+            };
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.is_empty() {
+            return Err(BadLanguages(spec.to_string()));
+        }
+        Ok(Languages(names))
+    }
+
+    /// The languages of a skill written in `text` (its SKILL.md): Chinese in the script it
+    /// uses, with English for the Latin words Chinese documents carry; otherwise English.
+    pub fn for_text(text: &str) -> Languages {
+        let (mut cjk, mut letters, mut simplified, mut traditional) = (0usize, 0usize, 0usize, 0usize);
+        for c in text.chars() {
+            if ('\u{4E00}'..='\u{9FFF}').contains(&c) {
+                cjk += 1;
+                letters += 1;
+                if SIMPLIFIED.contains(c) {
+                    simplified += 1;
+                } else if TRADITIONAL.contains(c) {
+                    traditional += 1;
+                }
+            } else if c.is_alphabetic() {
+                letters += 1;
+            }
+        }
+        let names: &[&str] = if letters == 0 || cjk * 5 < letters {
+            &["eng"]
+        } else if traditional > simplified {
+            &["chi_tra", "eng"]
+        } else {
+            &["chi_sim", "eng"]
+        };
+        Languages(names.iter().map(|s| s.to_string()).collect())
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
+
+    /// The names as Tesseract's `-l` takes them.
+    pub fn spec(&self) -> String {
+        self.0.join("+")
+    }
+}
+
+impl fmt::Display for Languages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec())
+    }
+}
+
+// Frequent characters written differently in the two scripts, pair by pair. No crate tells the
+// scripts apart without a full conversion table; these settle it for any text of a few lines.
+const SIMPLIFIED: &str =
+    "这个们来时说为会对国学发经过后还样点开关动与种实现进么长书问题认义见车门东记让请读语话处总应该从间并产业务务员";
+const TRADITIONAL: &str =
+    "這個們來時說為會對國學發經過後還樣點開關動與種實現進麼長書問題認義見車門東記讓請讀語話處總應該從間並產業務務員";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tesseract_and_bcp47_names() {
+        assert_eq!(Languages::parse("chi_sim+eng").unwrap().spec(), "chi_sim+eng");
+        assert_eq!(Languages::parse("zh-Hant, en").unwrap().spec(), "chi_tra+eng");
+        assert_eq!(Languages::parse("zh+chi_sim").unwrap().spec(), "chi_sim");
+        assert!(Languages::parse("").is_err());
+        assert!(Languages::parse("eng; rm -rf /").is_err());
+        assert!(Languages::parse("../../etc").is_err());
+    }
+
+    #[test]
+    fn a_skill_text_chooses_its_script() {
+        assert_eq!(Languages::for_text("回答劳动合同法的问题，这个技能只用法条").spec(), "chi_sim+eng");
+        assert_eq!(Languages::for_text("回答臺灣百科的問題，這個技能只用條目").spec(), "chi_tra+eng");
+        assert_eq!(Languages::for_text("Answers questions about the router").spec(), "eng");
+        assert_eq!(Languages::for_text("").spec(), "eng");
+    }
+}

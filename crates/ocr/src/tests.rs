@@ -1,0 +1,185 @@
+use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A recognizer that "reads" an image as its file name and counts its calls.
+struct Fake {
+    calls: AtomicUsize,
+    languages: Vec<String>,
+}
+
+impl Recognizer for Fake {
+    fn name(&self) -> &str {
+        "fake 1"
+    }
+    fn installed_languages(&self) -> &[String] {
+        &self.languages
+    }
+    fn recognize(&self, image: &Path, languages: &Languages, _dpi: Option<u32>) -> Result<PageText, OcrError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let name = image.file_name().unwrap().to_string_lossy().into_owned();
+        Ok(PageText { text: format!("{name} {languages}"), confidence: 0.9, words: 2 })
+    }
+}
+
+fn fake() -> Arc<Fake> {
+    Arc::new(Fake { calls: AtomicUsize::new(0), languages: vec!["eng".into(), "chi_sim".into(), "osd".into()] })
+}
+
+/// A 2×1 PNG, as written by any encoder (signature, IHDR, IDAT, IEND).
+const TINY_PNG: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x56, 0x7B, 0x69, 0x5D, 0x00, 0x00, 0x00, 0x0B, 0x49,
+    0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8, 0xFF, 0x1F, 0x00, 0x02, 0xFE, 0x01, 0xFE, 0x2B, 0xF3, 0x0B, 0xB8, 0x00,
+    0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+];
+
+/// The header of a PNG that says it is `width` × `height` (nothing after it: never decoded).
+fn png_header(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = TINY_PNG[..16].to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 0, 0, 0, 0, 0, 0, 0, 0]);
+    bytes
+}
+
+#[test]
+fn languages_must_be_installed() {
+    let ocr = Ocr::new(fake(), None, OcrSettings::default());
+    assert!(ocr.with_languages(Languages::parse("chi_sim+eng").unwrap()).is_ok());
+    let err = ocr.with_languages(Languages::parse("chi_tra").unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the OCR language `chi_tra` is not installed (installed: eng, chi_sim); install `tesseract-ocr-chi-tra` or change `[index] ocr_languages`"
+    );
+}
+
+#[test]
+fn pictures_are_sized_before_they_are_read_and_cached_after() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = fake();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let ocr = Ocr::new(engine.clone(), None, OcrSettings::default())
+        .with_cache(OcrCache::new(tmp.path().join("cache")))
+        .with_progress(move |e| seen.lock().unwrap().push(e));
+    let png = tmp.path().join("a.png");
+    std::fs::write(&png, TINY_PNG).unwrap();
+    let first = ocr.image(&png, "hash-a").unwrap();
+    assert_eq!((first.width, first.height), (2, 1));
+    assert_eq!(first.page.text, "a.png eng");
+    // The same bytes again: from the cache, not the engine.
+    assert_eq!(ocr.image(&png, "hash-a").unwrap(), first);
+    assert_eq!(engine.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*events.lock().unwrap(), [OcrEvent::Queued(1), OcrEvent::Done]);
+
+    // A 20 000 × 20 000 header is refused without decoding a pixel.
+    let bomb = tmp.path().join("bomb.png");
+    std::fs::write(&bomb, png_header(20_000, 20_000)).unwrap();
+    let err = ocr.image(&bomb, "hash-bomb").unwrap_err();
+    assert!(matches!(err, OcrError::ImageTooLarge { megapixels: 400, limit: 64, .. }), "{err}");
+    assert!(err.to_string().contains("decompression bomb"), "{err}");
+    let text = tmp.path().join("not.png");
+    std::fs::write(&text, "just text").unwrap();
+    assert!(matches!(ocr.image(&text, "hash-text"), Err(OcrError::NotAnImage(_))));
+    assert!(matches!(ocr.image_bytes(&png_header(30_000, 30_000), "png"), Err(OcrError::ImageTooLarge { .. })));
+    assert_eq!(engine.calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn large_pages_render_at_a_lower_resolution_or_not_at_all() {
+    let ocr = Ocr::new(fake(), None, OcrSettings::default());
+    let a4 = PageBox { number: 1, width_pt: 595.0, height_pt: 842.0 };
+    assert_eq!(ocr.dpi_for(&a4).unwrap(), 300);
+    // A0 (33 × 47 in) at 300 dpi is 140 megapixels: rendered at the resolution that fits 64.
+    let a0 = PageBox { number: 2, width_pt: 2384.0, height_pt: 3370.0 };
+    let dpi = ocr.dpi_for(&a0).unwrap();
+    assert!((150..300).contains(&dpi), "{dpi}");
+    let huge = PageBox { number: 3, width_pt: 14_400.0, height_pt: 14_400.0 };
+    let err = ocr.dpi_for(&huge).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "page 3 is 200 × 200 inches: even at 100 dpi it is over the limit of 64 megapixels (`[index] max_ocr_megapixels` raises it)"
+    );
+}
+
+#[test]
+fn without_pdftoppm_pages_say_what_to_install() {
+    let ocr = Ocr::new(fake(), None, OcrSettings::default());
+    let pages = [PageBox { number: 1, width_pt: 595.0, height_pt: 842.0 }];
+    let results = ocr.pdf_pages(Path::new("scan.pdf"), "h", &pages);
+    let err = results[0].as_ref().unwrap_err();
+    assert!(err.to_string().starts_with("pdftoppm is not installed; install Tesseract and poppler-utils"), "{err}");
+}
+
+#[test]
+fn slots_bound_the_children_running_at_once() {
+    let slots = Slots::new(2);
+    let running = AtomicUsize::new(0);
+    let most = AtomicUsize::new(0);
+    let items: Vec<usize> = (0..12).collect();
+    let out = parallel(&items, 6, |&i| {
+        let _slot = slots.take();
+        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+        most.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(5));
+        running.fetch_sub(1, Ordering::SeqCst);
+        i * 2
+    });
+    assert_eq!(out, (0..12).map(|i| i * 2).collect::<Vec<_>>());
+    assert!(most.load(Ordering::SeqCst) <= 2);
+}
+
+/// The real engine, when the machine has it (`scripts/setup-ocr`; `SKILLRAG_TEST_OCR=1` makes
+/// its absence a failure).
+pub(crate) fn real_ocr() -> Option<Ocr> {
+    match Ocr::find(OcrSettings::default()) {
+        Ok(ocr) => Some(ocr),
+        Err(e) if std::env::var_os("SKILLRAG_TEST_OCR").is_some() => panic!("SKILLRAG_TEST_OCR is set but {e}"),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+fn scan(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{}/../../testdata/scans/{name}", env!("CARGO_MANIFEST_DIR")))
+}
+
+#[test]
+fn tesseract_reads_chinese_and_english_pictures() {
+    let Some(ocr) = real_ocr() else { return };
+    let zh = ocr.with_languages(Languages::parse("chi_sim+eng").unwrap()).unwrap();
+    let notice = zh.image(&scan("notice-zh.png"), "t1").unwrap();
+    let text: String = notice.page.text.split_whitespace().collect();
+    assert!(text.contains("开放时间"), "{text}");
+    assert!(notice.page.confidence > 0.7, "{}", notice.page.confidence);
+    let en = ocr.with_languages(Languages::parse("eng").unwrap()).unwrap();
+    let faq = en.image(&scan("faq-en.jpg"), "t2").unwrap();
+    assert!(faq.page.text.contains("warranty covers repairs for two years"), "{}", faq.page.text);
+    let tra = ocr.with_languages(Languages::parse("zh-Hant").unwrap()).unwrap();
+    let text: String = tra.image(&scan("notice-tra.png"), "t3").unwrap().page.text.split_whitespace().collect();
+    assert!(text.contains("圖書館"), "{text}");
+}
+
+#[test]
+fn tesseract_reports_bad_pictures() {
+    let Some(ocr) = real_ocr() else { return };
+    let err = ocr.image(&scan("truncated.jpg"), "t4").unwrap_err();
+    assert!(err.to_string().contains("Premature end of JPEG file"), "{err}");
+    let blank = ocr.image(&scan("blank.png"), "t5").unwrap();
+    assert_eq!(blank.page.text.trim(), "", "{:?}", blank.page);
+}
+
+#[test]
+fn pdftoppm_renders_scanned_pages_for_tesseract() {
+    let Some(ocr) = real_ocr() else { return };
+    let zh = ocr.with_languages(Languages::parse("chi_sim+eng").unwrap()).unwrap();
+    let a4 = |number| PageBox { number, width_pt: 595.0, height_pt: 842.0 };
+    let pages = zh.pdf_pages(&scan("scan-zh.pdf"), "t6", &[a4(2), a4(1)]);
+    let two: String = pages[0].as_ref().unwrap().text.split_whitespace().collect();
+    assert!(two.contains("试用期不得超过六个月"), "{two}");
+    assert!(!pages[1].as_ref().unwrap().text.is_empty());
+    let missing = zh.pdf_pages(&scan("scan-zh.pdf"), "t7", &[a4(9)]);
+    assert!(matches!(&missing[0], Err(OcrError::Unreadable(m)) if m.contains("page 9")), "{:?}", missing[0]);
+}
