@@ -190,6 +190,11 @@ def report(args):
         if meta.get("tesseract_openmp") else ""
     L.append(f"Machine: {meta.get('cpu', '?')}, `nproc` = {nproc}; {meta.get('tesseract', '?')}{omp}; "
              f"{meta.get('pdftoppm', '')}. skillrag: {meta.get('skillrag', 'not run')}.")
+    if meta.get("load_start") or meta.get("load_end") or meta.get("load_note"):
+        L.append("")
+        L.append(f"Load average (1, 5, 15 min) when the run started: {meta.get('load_start') or '?'}; when it ended: "
+                 f"{meta.get('load_end') or '?'}. {meta.get('load_note', '')}".rstrip() +
+                 " Times and pages/s are wall clock; other work on the machine slows them down.")
     L.append("")
 
     L.append("## Targets")

@@ -42,6 +42,7 @@ done
 case "$pages" in '' | *[!0-9]* | 0) echo "bench/ocr.sh: --pages needs a positive number" >&2; exit 2 ;; esac
 
 log() { echo "bench/ocr.sh: $*" >&2; }
+export OCR_BENCH_LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg 2> /dev/null || true)"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 
@@ -277,8 +278,11 @@ meta = {
     "tesseract": run("tesseract", "--version").splitlines()[0] if run("tesseract", "--version") else "?",
     "tesseract_openmp": "OpenMP" in run("tesseract", "--version"),
     "omp_thread_limit": os.environ.get("OMP_THREAD_LIMIT"),
+    "load_start": os.environ.get("OCR_BENCH_LOAD_START", ""),
+    "load_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     "pdftoppm": (run("pdftoppm", "-v").splitlines() or [""])[0],
-    "skillrag": run(binary, "--version") if binary else "not run (--tesseract-only)",
+    "skillrag": (run(binary, "--version") + time.strftime(", binary built %Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(binary))))
+                if binary else "not run (--tesseract-only)",
     "commands": ["bench/ocr.sh" + (" " + args if args else "")] + commands,
 }
 json.dump(meta, open(out, "w"), ensure_ascii=False, indent=1)

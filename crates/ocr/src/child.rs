@@ -24,27 +24,23 @@ pub(crate) enum ChildError {
     Timeout { program: String, seconds: u64 },
 }
 
-/// Runs `command` to the end, or kills it after `timeout`. The child's address space is capped
-/// at `memory_mb` (RLIMIT_AS), so a decompression bomb fails to allocate instead of swapping the
-/// machine; and OpenMP is held to one thread, since pages already run in parallel.
-pub(crate) fn run(mut command: Command, timeout: Duration, memory_mb: u64) -> Result<Finished, ChildError> {
-    let program = command.get_program().to_string_lossy().into_owned();
+/// A command for `program` whose address space is capped at `memory_mb`, so that a
+/// decompression bomb fails to allocate instead of swapping the machine. The cap is set by the
+/// shell (`ulimit -v`, then `exec`), not by a `pre_exec` hook: a hook makes std fork the whole
+/// process, and a forked child holds copies of every open descriptor — the index lock among them —
+/// until it execs, which on a large process under load is long enough for the next `index` to
+/// find the lock taken. Without a hook std uses `posix_spawn`, which does not copy the process.
+pub(crate) fn command(program: &std::path::Path, memory_mb: u64) -> Command {
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", memory_mb.saturating_mul(1024))).arg(program);
+    command
+}
+
+/// Runs `command` (made by [`command`]) to the end, or kills it after `timeout`; OpenMP is held
+/// to one thread, since pages already run in parallel.
+pub(crate) fn run(mut command: Command, timeout: Duration) -> Result<Finished, ChildError> {
+    let program = command.get_args().nth(2).unwrap_or_else(|| command.get_program()).to_string_lossy().into_owned();
     command.env("OMP_THREAD_LIMIT", "1").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        let bytes = memory_mb.saturating_mul(1 << 20) as libc::rlim_t;
-        // SAFETY: only setrlimit, which is async-signal-safe, runs between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
-                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
     let mut child = command.spawn().map_err(|source| ChildError::Spawn { program: program.clone(), source })?;
     // Read both pipes on threads so that a chatty child never blocks on a full pipe.
     let mut out = child.stdout.take();
@@ -80,6 +76,10 @@ pub(crate) fn run(mut command: Command, timeout: Duration, memory_mb: u64) -> Re
     let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
     match status {
         None => Err(ChildError::Timeout { program, seconds: timeout.as_secs() }),
+        // The shell's "not found" (127) or "cannot execute" (126): the program is not there.
+        Some(status) if matches!(status.code(), Some(126 | 127)) => {
+            Err(ChildError::Spawn { program, source: std::io::Error::other(stderr.trim().to_string()) })
+        }
         Some(status) => Ok(Finished { success: status.success(), stdout, stderr }),
     }
 }
@@ -89,21 +89,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn output_timeout_and_missing_programs() {
-        let mut echo = Command::new("sh");
+    fn output_timeout_memory_cap_and_missing_programs() {
+        let mut echo = command(std::path::Path::new("sh"), 512);
         echo.args(["-c", "echo out; echo err >&2; exit 3"]);
-        let done = run(echo, Duration::from_secs(10), 512).unwrap();
+        let done = run(echo, Duration::from_secs(10)).unwrap();
         assert!(!done.success);
         assert_eq!(done.stdout, b"out\n");
         assert_eq!(done.stderr, "err\n");
 
-        let mut sleep = Command::new("sleep");
+        let mut limit = command(std::path::Path::new("sh"), 512);
+        limit.args(["-c", "ulimit -v"]);
+        assert_eq!(String::from_utf8(run(limit, Duration::from_secs(10)).unwrap().stdout).unwrap().trim(), "524288");
+
+        let mut sleep = command(std::path::Path::new("sleep"), 512);
         sleep.arg("5");
         let started = Instant::now();
-        assert!(matches!(run(sleep, Duration::from_millis(200), 512), Err(ChildError::Timeout { .. })));
+        assert!(matches!(run(sleep, Duration::from_millis(200)), Err(ChildError::Timeout { .. })));
         assert!(started.elapsed() < Duration::from_secs(3));
 
-        let missing = Command::new("skillrag-no-such-program");
-        assert!(matches!(run(missing, Duration::from_secs(1), 512), Err(ChildError::Spawn { .. })));
+        let missing = command(std::path::Path::new("skillrag-no-such-program"), 512);
+        match run(missing, Duration::from_secs(5)) {
+            Err(ChildError::Spawn { program, .. }) => assert_eq!(program, "skillrag-no-such-program"),
+            other => panic!("expected Spawn, got {:?}", other.map(|f| f.stderr)),
+        }
     }
 }

@@ -6,7 +6,6 @@
 use crate::child::{self, ChildError};
 use crate::OcrError;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
@@ -20,10 +19,10 @@ impl PdfRenderer {
     /// `pdftoppm` on `PATH` (or the one `SKILLRAG_PDFTOPPM` names); `Unavailable` without one.
     pub fn find(timeout: Duration, memory_mb: u64) -> Result<PdfRenderer, OcrError> {
         let program = std::env::var_os("SKILLRAG_PDFTOPPM").map_or_else(|| PathBuf::from("pdftoppm"), PathBuf::from);
-        let mut command = Command::new(&program);
+        let mut command = child::command(&program, memory_mb);
         command.arg("-v");
         // `pdftoppm -v` prints its version to stderr and exits 0 (older versions 99).
-        match child::run(command, Duration::from_secs(30), memory_mb) {
+        match child::run(command, Duration::from_secs(30)) {
             Ok(done) if done.stderr.contains("pdftoppm") => Ok(PdfRenderer { program, timeout, memory_mb }),
             _ => Err(OcrError::Unavailable { tool: "pdftoppm" }),
         }
@@ -34,13 +33,13 @@ impl PdfRenderer {
     /// (bench/results/ocr.md); the uncompressed file (8.7 MB for A4) is deleted once read.
     pub(crate) fn render(&self, pdf: &Path, page: u32, dpi: u32, folder: &Path) -> Result<PathBuf, OcrError> {
         let stem = folder.join(format!("page-{page}"));
-        let mut command = Command::new(&self.program);
+        let mut command = child::command(&self.program, self.memory_mb);
         command
             .args(["-f", &page.to_string(), "-l", &page.to_string(), "-r", &dpi.to_string()])
             .args(["-gray", "-singlefile"])
             .arg(pdf)
             .arg(&stem);
-        let done = child::run(command, self.timeout, self.memory_mb).map_err(|e| match e {
+        let done = child::run(command, self.timeout).map_err(|e| match e {
             ChildError::Spawn { .. } => OcrError::Unavailable { tool: "pdftoppm" },
             ChildError::Timeout { seconds, .. } => OcrError::Timeout { tool: "pdftoppm", seconds },
         })?;

@@ -10,7 +10,6 @@
 use crate::child::{self, ChildError};
 use crate::{tsv, Languages, OcrError, PageText, Recognizer};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 /// Where to install the tools from, said in every message about a missing one.
@@ -31,9 +30,9 @@ impl Tesseract {
     pub fn find(timeout: Duration, memory_mb: u64) -> Result<Tesseract, OcrError> {
         let program = std::env::var_os("SKILLRAG_TESSERACT").map_or_else(|| PathBuf::from("tesseract"), PathBuf::from);
         let ask = |arg: &str| -> Option<String> {
-            let mut command = Command::new(&program);
+            let mut command = child::command(&program, memory_mb);
             command.arg(arg);
-            let done = child::run(command, Duration::from_secs(30), memory_mb).ok()?;
+            let done = child::run(command, Duration::from_secs(30)).ok()?;
             done.success.then(|| format!("{}{}", String::from_utf8_lossy(&done.stdout), done.stderr))
         };
         let unavailable = || OcrError::Unavailable { tool: "tesseract" };
@@ -63,13 +62,13 @@ impl Recognizer for Tesseract {
     }
 
     fn recognize(&self, image: &Path, languages: &Languages, dpi: Option<u32>) -> Result<PageText, OcrError> {
-        let mut command = Command::new(&self.program);
+        let mut command = child::command(&self.program, self.memory_mb);
         command.arg(image).arg("stdout").arg("-l").arg(languages.spec());
         if let Some(dpi) = dpi {
             command.arg("--dpi").arg(dpi.to_string());
         }
         command.arg("tsv");
-        let done = child::run(command, self.timeout, self.memory_mb).map_err(|e| match e {
+        let done = child::run(command, self.timeout).map_err(|e| match e {
             ChildError::Spawn { .. } => OcrError::Unavailable { tool: "tesseract" },
             ChildError::Timeout { seconds, .. } => OcrError::Timeout { tool: "tesseract", seconds },
         })?;
