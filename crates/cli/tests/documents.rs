@@ -8,24 +8,11 @@ use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/documents").join(name)
-}
-
-/// `skillrag` without an embedding model: these tests are about documents, not vectors.
-fn lexical(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = skillrag(dir, args);
-    cmd.env("SKILLRAG_EMBED_MODEL", "none");
-    cmd
-}
-
-fn lexical_json(dir: &Path, args: &[&str]) -> Value {
-    let out = lexical(dir, &[args, &["--json"]].concat()).output().expect("run skillrag");
-    assert!(out.status.success(), "skillrag {args:?} failed: {}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: invalid JSON ({e})"))
 }
 
 fn skill(dir: &Path, name: &str, metadata: &str) -> PathBuf {
@@ -79,15 +66,7 @@ fn rich_documents_are_indexed_and_broken_ones_reported_one_by_one() {
     .unwrap();
 
     let report = lexical_json(tmp.path(), &["index"]);
-    let diagnostics = report["diagnostics"].as_array().unwrap();
-    let message = |file: &str| -> String {
-        diagnostics
-            .iter()
-            .find(|d| d["path"].as_str().is_some_and(|f| f.ends_with(file)))
-            .and_then(|d| d["message"].as_str())
-            .unwrap_or_else(|| panic!("no diagnostic for {file}: {diagnostics:?}"))
-            .to_string()
-    };
+    let message = |file: &str| diagnostic_for(&report, file);
     assert!(message("encrypted.pdf").contains("encrypted"));
     assert!(message("truncated.pdf").contains("truncated"));
     assert!(message("scanned.pdf").contains("no text layer"));

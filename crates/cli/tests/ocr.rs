@@ -17,18 +17,6 @@ fn scans(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/scans").join(name)
 }
 
-fn have_ocr() -> bool {
-    let found = std::process::Command::new("tesseract").arg("--version").output().is_ok_and(|o| o.status.success())
-        && std::process::Command::new("pdftoppm").arg("-v").output().is_ok();
-    if !found && std::env::var_os("SKILLRAG_TEST_OCR").is_some() {
-        panic!("SKILLRAG_TEST_OCR is set but tesseract or pdftoppm is missing (scripts/setup-ocr)");
-    }
-    if !found {
-        eprintln!("skipped: no tesseract/pdftoppm (scripts/setup-ocr installs them)");
-    }
-    found
-}
-
 /// A project with one Chinese skill, `notices`, and the given `[index]` lines.
 fn project(index: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -41,18 +29,6 @@ fn project(index: &str) -> (tempfile::TempDir, PathBuf) {
     )
     .unwrap();
     (tmp, skill.join("knowledge"))
-}
-
-fn lexical(dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut cmd = skillrag(dir, args);
-    cmd.env("SKILLRAG_EMBED_MODEL", "none");
-    cmd
-}
-
-fn lexical_json(dir: &Path, args: &[&str]) -> Value {
-    let out = lexical(dir, &[args, &["--json"]].concat()).output().expect("run skillrag");
-    assert!(out.status.success(), "skillrag {args:?} failed: {}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: invalid JSON ({e})"))
 }
 
 fn first_hit(dir: &Path, query: &str) -> Value {
@@ -72,7 +48,7 @@ fn png_header(width: u32, height: u32) -> Vec<u8> {
 
 #[test]
 fn scans_and_pictures_are_read_and_bad_ones_reported_one_by_one() {
-    if !have_ocr() {
+    if !ocr_available() {
         return;
     }
     let (tmp, knowledge) = project("");
@@ -100,15 +76,7 @@ fn scans_and_pictures_are_read_and_bad_ones_reported_one_by_one() {
     // come from the OCR cache.
     let report = lexical_json(tmp.path(), &["index"]);
 
-    let diagnostics = report["diagnostics"].as_array().unwrap();
-    let message = |file: &str| -> String {
-        diagnostics
-            .iter()
-            .find(|d| d["path"].as_str().is_some_and(|f| f.ends_with(file)))
-            .and_then(|d| d["message"].as_str())
-            .unwrap_or_else(|| panic!("no diagnostic for {file}: {diagnostics:?}"))
-            .to_string()
-    };
+    let message = |file: &str| diagnostic_for(&report, file);
     assert!(message("bomb.png").contains("decompression bomb"), "{}", message("bomb.png"));
     assert!(message("truncated.jpg").contains("Premature end of JPEG file"), "{}", message("truncated.jpg"));
     assert!(message("blank.png").contains("no text found in the picture"), "{}", message("blank.png"));
@@ -151,20 +119,17 @@ fn scans_and_pictures_are_read_and_bad_ones_reported_one_by_one() {
 
 #[test]
 fn an_unusable_language_setting_is_reported_and_the_rest_indexes() {
-    if !have_ocr() {
+    if !ocr_available() {
         return;
     }
     let (tmp, knowledge) = project("ocr_languages = \"klingon\"\n");
     std::fs::copy(scans("notice-zh.png"), knowledge.join("notice-zh.png")).unwrap();
     std::fs::write(knowledge.join("readme.md"), "# 说明\n\n本技能的资料多为扫描件。\n").unwrap();
     let report = lexical_json(tmp.path(), &["index"]);
-    let diagnostics = report["diagnostics"].as_array().unwrap();
-    let setting =
-        diagnostics.iter().find(|d| d["path"].as_str().is_some_and(|p| p.ends_with("skillrag.toml"))).unwrap();
-    assert!(setting["message"].as_str().unwrap().contains("the OCR language `klingon` is not installed"), "{setting}");
-    let picture =
-        diagnostics.iter().find(|d| d["path"].as_str().is_some_and(|p| p.ends_with("notice-zh.png"))).unwrap();
-    assert!(picture["message"].as_str().unwrap().contains("OCR is not available"), "{picture}");
+    let setting = diagnostic_for(&report, "skillrag.toml");
+    assert!(setting.contains("the OCR language `klingon` is not installed"), "{setting}");
+    let picture = diagnostic_for(&report, "notice-zh.png");
+    assert!(picture.contains("OCR is not available"), "{picture}");
     assert_eq!(report["skills"][0]["files_failed"], 1, "{report}");
     assert_eq!(first_hit(tmp.path(), "扫描件")["source"], "knowledge/readme.md");
 }
@@ -172,7 +137,7 @@ fn an_unusable_language_setting_is_reported_and_the_rest_indexes() {
 #[cfg(unix)]
 #[test]
 fn a_killed_index_keeps_the_last_generation_and_the_pages_already_read() {
-    if !have_ocr() {
+    if !ocr_available() {
         return;
     }
     let (tmp, knowledge) = project("");

@@ -772,22 +772,6 @@ fn web_page_in_headless_chromium() {
     }
 }
 
-/// Tesseract with Simplified Chinese, which indexing a picture needs (`scripts/setup-ocr`). As in
-/// crates/ocr: without it the test is skipped with a message, unless `SKILLRAG_TEST_OCR` is set.
-fn tesseract_reads_chinese() -> bool {
-    let listed = Command::new("tesseract").arg("--list-langs").output();
-    let found = listed.as_ref().is_ok_and(|o| {
-        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-        o.status.success() && text.lines().any(|l| l.trim() == "chi_sim")
-    });
-    if !found {
-        let why = "Tesseract with chi_sim is not installed (scripts/setup-ocr)";
-        assert!(std::env::var_os("SKILLRAG_TEST_OCR").is_none(), "SKILLRAG_TEST_OCR is set but {why}");
-        eprintln!("skipped: {why}");
-    }
-    found
-}
-
 /// The example project plus a skill whose knowledge is a scanned notice (a PNG read by OCR) and
 /// the Markdown file that captions it, indexed.
 fn project_with_a_picture() -> common::TestProject {
@@ -830,7 +814,7 @@ fn cited_picture(answer: &Value) -> &Value {
 
 #[test]
 fn cited_pictures_carry_their_size_and_are_served() {
-    if !tesseract_reads_chinese() {
+    if !common::ocr_available() {
         return;
     }
     let project = project_with_a_picture();

@@ -265,9 +265,7 @@ impl Engine {
 
         // OCR for scans and pictures (alone, or inside DOCX and HTML), probed only when the skill
         // has a file that may hold one.
-        let may_need_ocr = listing.files.iter().any(|f| {
-            matches!(Format::from_path(&f.path), Some(Format::Pdf | Format::Image | Format::Docx | Format::Html))
-        });
+        let may_need_ocr = listing.files.iter().any(|f| Format::from_path(&f.path).is_some_and(Format::may_need_ocr));
         let (ocr, ocr_events) = if may_need_ocr {
             let (choice, problem) = self.ocr_choice(Some(skill), None);
             if let Some(d) = problem {
@@ -357,9 +355,17 @@ impl Engine {
             }
             scope.spawn(move || {
                 let ocr = &ocr;
-                // Files are loaded a few at a time in parallel (a folder of pictures OCRs on
-                // every core) and handed on in listing order.
-                for window in files.chunks(load_threads()) {
+                // A skill with files that may need OCR loads a few at a time in parallel (a folder
+                // of pictures OCRs on every core), handed on in listing order; others one by one,
+                // as text loads faster than it is embedded.
+                let window = if may_need_ocr { load_threads() } else { 1 };
+                for window in files.chunks(window) {
+                    if let [file] = window {
+                        if sender.send(load.file(file, ocr)).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                     let window_loaded: Vec<Loaded> = std::thread::scope(|inner| {
                         let handles: Vec<_> =
                             window.iter().map(|file| inner.spawn(move || load.file(file, ocr))).collect();

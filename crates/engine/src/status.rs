@@ -196,8 +196,13 @@ impl Engine {
         let unknown = || EngineError::UnknownSource { skill: skill.id.clone(), document: source.to_string() };
         let file = listing.files.iter().find(|f| f.source == source).ok_or_else(unknown)?;
         let options = self.project.config.index.load_options();
-        // A scan's text as indexing read it (from the OCR cache once indexed).
-        let (ocr, _) = self.ocr_choice(Some(skill), None);
+        // A scan's text as indexing read it (from the OCR cache once indexed); Tesseract is not
+        // probed for a document that cannot hold a picture.
+        let ocr = if skillrag_load::Format::from_path(&file.path).is_some_and(skillrag_load::Format::may_need_ocr) {
+            self.ocr_choice(Some(skill), None).0
+        } else {
+            skillrag_load::OcrChoice::Unavailable("not needed".into())
+        };
         skillrag_load::load_document(&file.path, &file.source, &options, &ocr)
             .map(|doc| doc.text)
             .map_err(|e| EngineError::Invalid(format!("cannot read {source}: {e}")))
@@ -252,6 +257,10 @@ pub struct PictureInfo {
 impl Engine {
     /// The picture `source` of `skill`'s current index; `None` when it is not an indexed picture.
     pub fn picture(&self, skill: &str, source: &str) -> Option<PictureInfo> {
+        // By name first: every citation of every answer asks, and few are pictures.
+        if skillrag_load::Format::from_path(std::path::Path::new(source)) != Some(skillrag_load::Format::Image) {
+            return None;
+        }
         let index = self.index_of(skill).ok()??;
         let entry = index.manifest().files.get(source)?;
         let (width, height) = entry.image?;

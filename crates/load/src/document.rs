@@ -36,6 +36,11 @@ impl Format {
         }
     }
 
+    /// Whether reading it may need OCR: a scan, a picture, or a picture inside a page or a DOCX.
+    pub fn may_need_ocr(self) -> bool {
+        matches!(self, Format::Pdf | Format::Image | Format::Docx | Format::Html)
+    }
+
     /// Whether the document's text is Markdown (headings make the heading path).
     pub fn is_markdown(self) -> bool {
         matches!(self, Format::Markdown | Format::Html | Format::Docx | Format::Image)

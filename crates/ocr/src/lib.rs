@@ -331,8 +331,9 @@ impl Ocr {
     }
 }
 
-/// Maps `items` on up to `threads` scoped threads, results in order.
-fn parallel<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+/// Maps `items` on up to `threads` scoped threads, results in order (pages of a scan here, the
+/// pictures of a document in the loader).
+pub fn parallel<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     if items.len() <= 1 || threads <= 1 {
         return items.iter().map(&f).collect();
     }

@@ -112,6 +112,13 @@ fn without_pdftoppm_pages_say_what_to_install() {
 }
 
 #[test]
+fn parallel_reads_keep_their_order() {
+    let items: Vec<usize> = (0..50).collect();
+    assert_eq!(parallel(&items, 8, |i| i * 2), items.iter().map(|i| i * 2).collect::<Vec<_>>());
+    assert!(parallel(&[] as &[usize], 8, |i| *i).is_empty());
+}
+
+#[test]
 fn slots_bound_the_children_running_at_once() {
     let slots = Slots::new(2);
     let running = AtomicUsize::new(0);

@@ -401,3 +401,46 @@ fn proxy_one(mut client: std::net::TcpStream, fault: Fault, upstream: &str) -> s
         }
     }
 }
+
+/// `skillrag` without an embedding model: for tests about documents, not vectors.
+pub fn lexical(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = skillrag(dir, args);
+    cmd.env("SKILLRAG_EMBED_MODEL", "none");
+    cmd
+}
+
+/// [`lexical`] with `--json`, which must succeed.
+pub fn lexical_json(dir: &Path, args: &[&str]) -> Value {
+    let out = lexical(dir, &[args, &["--json"]].concat()).output().expect("run skillrag");
+    assert!(out.status.success(), "skillrag {args:?} failed: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: invalid JSON ({e})"))
+}
+
+/// The message of the diagnostic an `index --json` report gives for the file ending in `file`.
+pub fn diagnostic_for(report: &Value, file: &str) -> String {
+    let diagnostics = report["diagnostics"].as_array().cloned().unwrap_or_default();
+    diagnostics
+        .iter()
+        .find(|d| d["path"].as_str().is_some_and(|f| f.ends_with(file)))
+        .and_then(|d| d["message"].as_str())
+        .unwrap_or_else(|| panic!("no diagnostic for {file}: {diagnostics:?}"))
+        .to_string()
+}
+
+/// Whether this machine reads scans: Tesseract with Simplified Chinese and poppler's pdftoppm
+/// (`scripts/setup-ocr`). Without them an OCR test is skipped with a note, unless
+/// `SKILLRAG_TEST_OCR` is set (as `scripts/test` does): then it fails.
+pub fn ocr_available() -> bool {
+    let languages = Command::new("tesseract").arg("--list-langs").output();
+    let tesseract = languages.as_ref().is_ok_and(|o| {
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        o.status.success() && text.lines().any(|l| l.trim() == "chi_sim")
+    });
+    let found = tesseract && Command::new("pdftoppm").arg("-v").output().is_ok();
+    if !found {
+        let why = "Tesseract with chi_sim, or pdftoppm, is not installed (scripts/setup-ocr)";
+        assert!(std::env::var_os("SKILLRAG_TEST_OCR").is_none(), "SKILLRAG_TEST_OCR is set but {why}");
+        eprintln!("skipped: {why}");
+    }
+    found
+}

@@ -26,8 +26,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use super::markdown::clean_inline;
 
@@ -217,7 +215,7 @@ impl<'a> Pictures<'a> {
         let Some(reader) = self.reader else { return HashMap::new() };
         let found = std::mem::take(&mut self.found);
         let read_one = |f: &Found| load(&f.key).and_then(|bytes| reader.read(&bytes, &f.extension));
-        let results = parallel(&found, reader.parallelism(), read_one);
+        let results = skillrag_ocr::parallel(&found, reader.parallelism(), read_one);
         let mut texts = HashMap::new();
         for (picture, result) in found.into_iter().zip(results) {
             match result {
@@ -285,27 +283,6 @@ pub(super) fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8(out).unwrap_or_else(|_| text.to_string())
-}
-
-/// Maps `items` on up to `threads` scoped threads; results in order.
-fn parallel<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = threads.clamp(1, items.len().max(1));
-    if threads == 1 {
-        return items.iter().map(&f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect()
 }
 
 /// Where an HTML `<img src>` points.
@@ -603,13 +580,6 @@ mod tests {
         none.found("a", "a", "a", "png");
         none.not_read("b", "why");
         assert!(!none.any_found() && none.warnings().is_empty());
-    }
-
-    #[test]
-    fn parallel_reads_keep_their_order() {
-        let items: Vec<usize> = (0..50).collect();
-        assert_eq!(parallel(&items, 8, |i| i * 2), items.iter().map(|i| i * 2).collect::<Vec<_>>());
-        assert!(parallel(&[] as &[usize], 8, |i| *i).is_empty());
     }
 
     #[cfg(unix)]
