@@ -217,6 +217,9 @@ pub struct Answer {
     /// The caller's id (batch mode), echoed back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// This answer's own id (`a-…`), what feedback on it refers to (`POST /v1/feedback`).
+    #[serde(default)]
+    pub answer_id: String,
     pub query: String,
     pub route: Route,
     pub retrieved: bool,
@@ -312,6 +315,7 @@ impl Answer {
     pub fn new(id: Option<String>, query: String) -> Answer {
         Answer {
             id,
+            answer_id: crate::jsonl::new_id('a'),
             query,
             route: Route::none(),
             retrieved: false,

@@ -1,13 +1,15 @@
 //! Unanswered questions: every `not_found` and `out_of_scope` is appended to a log in the
 //! project's state folder so knowledge-base owners can see what their skills are missing
-//! (`skillrag gaps`, `GET /v1/gaps`).
+//! (`skillrag gaps`, `GET /v1/gaps`). Answers users rated 👎 join them
+//! ([`GapLog::list_with_feedback`]), each with its cause: the knowledge lacks it, retrieval
+//! answered badly, or the question went to the wrong skill.
 
 use crate::contract::{Answer, RefusalKind};
+use crate::feedback::{FeedbackRecord, Rating};
+use crate::jsonl::AppendLog;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
 /// One logged refusal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,34 +27,51 @@ pub struct GapRecord {
     pub asked: Option<String>,
 }
 
-/// The same question refused in the same skill, counted.
+/// Why a question went unanswered, as far as can be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GapCause {
+    /// Refused: the skills' knowledge does not hold it (add a document).
+    Content,
+    /// Answered, and the user rated the answer down: the knowledge may hold it, but retrieval
+    /// or the answer missed it (look at the hits; add examples or rewrite the document).
+    Retrieval,
+    /// Rated down, naming another skill (or refused when a skill should have answered): the
+    /// router's mistake (`skillrag tune` learns from it).
+    Routing,
+}
+
+/// The same question with the same cause in the same skill, counted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gap {
     pub skill: Option<String>,
-    pub kind: RefusalKind,
+    pub cause: GapCause,
+    /// The refusal, for a refused question.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<RefusalKind>,
     /// The question as first asked.
     pub query: String,
     pub count: usize,
     pub first_seen: u64,
     pub last_seen: u64,
+    /// Users' comments on the rated answers, most recent first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<String>,
 }
 
 /// The append-only log of unanswered questions (`<state>/gaps.jsonl`).
 #[derive(Debug)]
 pub struct GapLog {
-    path: PathBuf,
-    /// Opened on the first gap and kept open: a server logs refusals on its hot path. The lock
-    /// also keeps concurrent asks from interleaving within a line.
-    file: Mutex<Option<std::fs::File>>,
+    log: AppendLog,
 }
 
 impl GapLog {
     pub fn new(state_dir: &Path) -> GapLog {
-        GapLog { path: state_dir.join("gaps.jsonl"), file: Mutex::new(None) }
+        GapLog { log: AppendLog::new(state_dir.join("gaps.jsonl")) }
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.log.path()
     }
 
     /// The record for `answer`, when it was refused as `not_found` or `out_of_scope`;
@@ -63,28 +82,17 @@ impl GapLog {
             return None;
         }
         let skill = answer.route.skills.first().cloned();
-        let time = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let (query, asked) = match standalone {
             Some(s) if s != answer.query => (s.to_string(), Some(answer.query.clone())),
             _ => (answer.query.clone(), None),
         };
-        Some(GapRecord { time, skill, kind, query, asked })
+        Some(GapRecord { time: crate::jsonl::now_secs(), skill, kind, query, asked })
     }
 
     /// Appends `answer` when it is a gap. Failing to log never fails the question.
     pub fn record(&self, answer: &Answer, standalone: Option<&str>) {
-        let Some(record) = Self::record_of(answer, standalone) else { return };
-        let Ok(line) = serde_json::to_string(&record) else { return };
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        if file.is_none() {
-            if let Some(dir) = self.path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            *file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).ok();
-        }
-        if let Some(f) = file.as_mut() {
-            // One write per line, so a reader never sees half a record from this process.
-            let _ = f.write_all(format!("{line}\n").as_bytes());
+        if let Some(record) = Self::record_of(answer, standalone) {
+            let _ = self.log.append(&record);
         }
     }
 
@@ -92,40 +100,55 @@ impl GapLog {
     /// frequent first, then most recent. `skill` keeps one skill's. Unreadable lines (a crash
     /// mid-write) are skipped and counted.
     pub fn list(&self, skill: Option<&str>) -> std::io::Result<(Vec<Gap>, usize)> {
-        let file = match std::fs::File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-            Err(e) => return Err(e),
-        };
-        let mut groups: HashMap<(Option<String>, String), Gap> = HashMap::new();
-        let mut unreadable = 0;
-        for line in std::io::BufReader::new(file).lines() {
-            let line = line?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let Ok(r) = serde_json::from_str::<GapRecord>(&line) else {
-                unreadable += 1;
-                continue;
+        self.list_with_feedback(skill, &[])
+    }
+
+    /// [`GapLog::list`] with the answers rated 👎 in `feedback` added, by cause.
+    pub fn list_with_feedback(
+        &self,
+        skill: Option<&str>,
+        feedback: &[FeedbackRecord],
+    ) -> std::io::Result<(Vec<Gap>, usize)> {
+        let (records, unreadable) = self.log.read::<GapRecord>()?;
+        let refused =
+            records.into_iter().map(|r| (r.skill, GapCause::Content, Some(r.kind), r.query, r.time, None::<String>));
+        let rated = feedback.iter().filter(|f| f.rating == Rating::Down).map(|f| {
+            let cause = match (&f.skill, f.refusal) {
+                (Some(named), _) if !f.routed.contains(named) => GapCause::Routing,
+                (None, Some(RefusalKind::OutOfScope)) => GapCause::Routing,
+                _ => GapCause::Retrieval,
             };
-            if skill.is_some_and(|s| r.skill.as_deref() != Some(s)) {
+            let skill = f.skill.clone().or_else(|| f.routed.first().cloned());
+            (skill, cause, f.refusal, f.query.clone(), f.time, f.comment.clone())
+        });
+        let mut groups: HashMap<(Option<String>, GapCause, String), Gap> = HashMap::new();
+        for (gap_skill, cause, kind, query, time, comment) in refused.chain(rated) {
+            if skill.is_some_and(|s| gap_skill.as_deref() != Some(s)) {
                 continue;
             }
-            let key = (r.skill.clone(), normalize(&r.query));
+            let key = (gap_skill.clone(), cause, normalize(&query));
             let gap = groups.entry(key).or_insert_with(|| Gap {
-                skill: r.skill.clone(),
-                kind: r.kind,
-                query: r.query.clone(),
+                skill: gap_skill,
+                cause,
+                kind,
+                query,
                 count: 0,
-                first_seen: r.time,
-                last_seen: r.time,
+                first_seen: time,
+                last_seen: time,
+                comments: Vec::new(),
             });
             gap.count += 1;
-            gap.first_seen = gap.first_seen.min(r.time);
-            gap.last_seen = gap.last_seen.max(r.time);
-            gap.kind = r.kind;
+            gap.first_seen = gap.first_seen.min(time);
+            if time >= gap.last_seen {
+                gap.last_seen = time;
+                gap.kind = kind;
+            }
+            gap.comments.extend(comment);
         }
         let mut gaps: Vec<Gap> = groups.into_values().collect();
+        for gap in &mut gaps {
+            gap.comments.reverse();
+        }
         gaps.sort_by(|a, b| b.count.cmp(&a.count).then(b.last_seen.cmp(&a.last_seen)).then(a.query.cmp(&b.query)));
         Ok((gaps, unreadable))
     }
@@ -157,6 +180,7 @@ mod tests {
         log.record(&refused("明天天气", None, RefusalKind::OutOfScope), None);
         log.record(&refused("boundary", Some("router"), RefusalKind::Boundary), None);
         log.record(&Answer::new(None, "answered".into()), None);
+        use std::io::Write;
         std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"{broken\n").unwrap();
 
         let (gaps, unreadable) = log.list(None).unwrap();
@@ -164,8 +188,45 @@ mod tests {
         assert_eq!(gaps.len(), 2, "{gaps:?}");
         assert_eq!((gaps[0].count, gaps[0].query.as_str()), (2, "Wifi password?"));
         assert_eq!(gaps[1].skill, None);
+        assert!(gaps.iter().all(|g| g.cause == GapCause::Content));
         let (router, _) = log.list(Some("router")).unwrap();
         assert_eq!(router.len(), 1);
+    }
+
+    #[test]
+    fn rated_down_answers_join_the_gaps_by_cause() {
+        use crate::feedback::{FeedbackRecord, Judgement};
+        let dir = tempfile::tempdir().unwrap();
+        let log = GapLog::new(dir.path());
+        log.record(&refused("押金多少", Some("router"), RefusalKind::NotFound), None);
+        let mut answered = Answer::new(None, "How do I reset it?".into());
+        answered.route.skills = vec!["router".into()];
+        let down = |skill: Option<&str>, comment: Option<&str>| {
+            let judgement = Judgement {
+                skill: skill.map(str::to_string),
+                comment: comment.map(str::to_string),
+                ..Default::default()
+            };
+            FeedbackRecord::new(judgement, Rating::Down, Some(&answered))
+        };
+        let up = FeedbackRecord::new(Judgement::default(), Rating::Up, Some(&answered));
+        let feedback = vec![down(None, Some("wrong steps")), down(None, None), down(Some("tea"), None), up];
+        let (gaps, _) = log.list_with_feedback(None, &feedback).unwrap();
+        let summary: Vec<(GapCause, Option<&str>, usize)> =
+            gaps.iter().map(|g| (g.cause, g.skill.as_deref(), g.count)).collect();
+        assert_eq!(
+            summary,
+            vec![
+                (GapCause::Retrieval, Some("router"), 2),
+                (GapCause::Routing, Some("tea"), 1),
+                (GapCause::Content, Some("router"), 1)
+            ]
+        );
+        assert_eq!(gaps.len(), 3);
+        assert_eq!(gaps[0].comments, vec!["wrong steps"]);
+        let json = serde_json::to_value(&gaps[0]).unwrap();
+        assert_eq!(json["cause"], "retrieval");
+        assert!(json.get("kind").is_none(), "an answered question has no refusal kind");
     }
 
     #[test]

@@ -21,8 +21,11 @@ mod compile;
 mod contract;
 mod conversation;
 mod evidence;
+mod feedback;
 mod gaps;
 mod gate;
+mod history;
+mod jsonl;
 mod messages;
 mod plan;
 mod refuse;
@@ -39,8 +42,10 @@ pub use contract::{
     Refusal, RefusalKind, Route, Timings,
 };
 pub use conversation::Conversation;
-pub use gaps::{Gap, GapLog, GapRecord};
+pub use feedback::{routing_labels, FeedbackLog, FeedbackRecord, JudgedHit, Judgement, Rating};
+pub use gaps::{Gap, GapCause, GapLog, GapRecord};
 pub use gate::GateKind;
+pub use history::{ConversationStore, ConversationSummary, HistoryError, SavedConversation, Turn};
 pub use route::RouterModel;
 pub use settings::AskSettings;
 pub use task::{ContextOptions, SkillBrief, TaskContext, MAX_CONTEXT_BUDGET};

@@ -23,6 +23,9 @@ pub struct LabelledQuestion {
     /// `false` for a question of the skill whose answer is not in its knowledge (`"type": "unanswerable"`).
     #[serde(default = "yes")]
     pub answerable: bool,
+    /// Labelled by a user's feedback (`feedback.jsonl`), not by a file given to `tune`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub feedback: bool,
 }
 
 fn yes() -> bool {
@@ -69,7 +72,7 @@ pub fn read_labelled(path: &std::path::Path, skills: &[String]) -> Result<Vec<La
             }
         }
         let answerable = value.get("type").and_then(|t| t.as_str()) != Some("unanswerable");
-        out.push(LabelledQuestion { query: query.to_string(), skill, answerable });
+        out.push(LabelledQuestion { query: query.to_string(), skill, answerable, feedback: false });
     }
     Ok(out)
 }
@@ -125,7 +128,7 @@ fn fingerprint(engine: &Engine, settings: &AskSettings, labelled: &[LabelledQues
         h.update(format!("{generation:?}").as_bytes());
     }
     for l in labelled {
-        h.update(format!("{}|{:?}|{}", l.query, l.skill, l.answerable).as_bytes());
+        h.update(format!("{}|{:?}|{}|{}", l.query, l.skill, l.answerable, l.feedback).as_bytes());
     }
     h.finalize().to_hex()[..16].to_string()
 }
@@ -224,7 +227,14 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
         let signals = f.dispatcher.signals_of(&f.probe(line, &skills, None)?, None);
         let in_scope = signals.iter().any(|s| least_own.get(&s.skill).is_some_and(|&min| s.knowledge >= min));
         if !in_scope {
-            out.push(TrainingQuestion { signals, answer: None, near_miss: false, answerable: false, synthetic: false });
+            out.push(TrainingQuestion {
+                signals,
+                answer: None,
+                near_miss: false,
+                answerable: false,
+                synthetic: false,
+                feedback: false,
+            });
         }
     }
     for l in labelled {
@@ -238,6 +248,7 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
             near_miss: false,
             answerable: l.skill.is_some() && l.answerable,
             synthetic: false,
+            feedback: l.feedback,
         });
     }
     Ok(out)
@@ -246,7 +257,14 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
 /// A question of `skill` that its knowledge answers (an example, or a simulated query from a
 /// sampled sentence when `synthetic`), also a near miss for every other skill.
 fn positive(signals: Vec<Signals>, skill: &str, synthetic: bool) -> TrainingQuestion {
-    TrainingQuestion { signals, answer: Some(skill.to_string()), near_miss: true, answerable: true, synthetic }
+    TrainingQuestion {
+        signals,
+        answer: Some(skill.to_string()),
+        near_miss: true,
+        answerable: true,
+        synthetic,
+        feedback: false,
+    }
 }
 
 /// The unanswerable twin of a question of `skill`: every document that covers it about as well
@@ -317,6 +335,7 @@ fn unanswerable_twin(
         near_miss: true,
         answerable: false,
         synthetic: false,
+        feedback: false,
     }))
 }
 

@@ -153,8 +153,17 @@ pub struct MigrateArgs {
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Address to listen on (default 127.0.0.1:8080 or [serve] addr); beyond loopback requires SKILLRAG_API_TOKEN.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "port")]
     pub addr: Option<String>,
+    /// Port to listen on, on 127.0.0.1 (the host of [serve] addr when set); 0 picks a free one.
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// Let the API and the web page upload and delete knowledge documents (then re-index).
+    #[arg(long)]
+    pub allow_writes: bool,
+    /// Largest document upload in MiB (with --allow-writes).
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub max_upload_mb: usize,
     /// Requests per minute per client address (0 = unlimited).
     #[arg(long, value_name = "N")]
     pub rate_limit: Option<u32>,
@@ -316,6 +325,9 @@ pub struct ChatArgs {
     /// Answer extractively even when an LLM is configured.
     #[arg(long)]
     pub no_llm: bool,
+    /// Continue a saved conversation (its id is printed when a chat ends; /history lists them).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -339,6 +351,10 @@ pub struct TuneArgs {
     /// Labelled questions to fit on as well (JSON lines with "query" and "skill").
     #[arg(long, value_name = "FILE")]
     pub labelled: Option<PathBuf>,
+    /// Leave out users' feedback (`.skillrag/feedback.jsonl`: confirmed routes and corrected
+    /// misroutes, used by default in a fold of their own).
+    #[arg(long)]
+    pub no_feedback: bool,
 }
 
 #[derive(Args, Debug)]

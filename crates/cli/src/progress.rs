@@ -74,9 +74,13 @@ impl Bars {
 
     fn bar(skill: &str, len: usize, what: &str) -> ProgressBar {
         let style = ProgressStyle::with_template(&format!(
-            "{{prefix:>20.bold}} {what:<9} [{{bar:32.cyan/blue}}] {{pos}}/{{len}} {{per_sec}} eta {{eta}} {{msg}}"
+            "{{prefix:>20.bold}} {what:<9} [{{bar:32.cyan/blue}}] {{pos}}/{{len}} {{rate}} eta {{eta}} {{msg}}"
         ))
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        // indicatif's own `{per_sec}` prints `7.1245/s`.
+        .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&rate(state.per_sec()));
+        })
         .progress_chars("=> ");
         ProgressBar::new(len as u64).with_style(style).with_prefix(skill.to_string())
     }
@@ -145,20 +149,9 @@ impl Progress for Bars {
             self.multi.remove(&state.bar);
         }
         self.replace_bar(None);
-        let what = match r.generation {
-            // The reason was printed as a diagnostic just before.
-            None if r.error.is_some() => "not indexed; the previous index is still serving".to_string(),
-            None => "up to date".to_string(),
-            Some(g) => format!(
-                "generation {g}: {} changed, {} unchanged, {} deleted, {} chunks new ({} embedded, {} from cache)",
-                r.files_changed, r.files_unchanged, r.files_deleted, r.chunks_new, r.embedded, r.cache_hits
-            ),
-        };
-        let what = match r.vectorless {
-            0 => what,
-            n => format!("{what}; {n} without a vector (the embedding model cannot see them: BM25 only)"),
-        };
-        self.println(&format!("{:>20} {} files, {} chunks — {what} ({:.1} s)", r.skill, r.files, r.chunks, r.seconds));
+        for line in summary(r) {
+            self.println(&line);
+        }
     }
 
     fn diagnostic(&self, d: &Diagnostic) {
@@ -167,5 +160,80 @@ impl Progress for Bars {
 
     fn note(&self, message: &str) {
         self.println(&format!("note: {message}"));
+    }
+}
+
+/// A rate with as many decimals as it needs: `7.1/s`, `0.25/s`, `3700/s`.
+fn rate(per_sec: f64) -> String {
+    match per_sec {
+        r if !r.is_finite() => "-/s".into(),
+        r if r >= 100.0 => format!("{r:.0}/s"),
+        r if r >= 10.0 => format!("{r:.1}/s"),
+        r => format!("{r:.2}/s"),
+    }
+}
+
+/// A skill's result in lines that fit 120 columns: the counts, then what changed.
+fn summary(r: &SkillReport) -> Vec<String> {
+    let mut lines = vec![format!("{:>20} {} files, {} chunks, {:.1} s", r.skill, r.files, r.chunks, r.seconds)];
+    let indent = "    ";
+    match r.generation {
+        // The reason was printed as a diagnostic just before.
+        None if r.error.is_some() => lines[0].push_str(" — not indexed; the previous index is still serving"),
+        None => lines[0].push_str(" — up to date"),
+        Some(g) => {
+            lines[0].push_str(&format!(" — generation {g}"));
+            lines.push(format!(
+                "{indent}files: {} changed, {} unchanged, {} deleted; {} new chunks ({} embedded, {} cached)",
+                r.files_changed, r.files_unchanged, r.files_deleted, r.chunks_new, r.embedded, r.cache_hits
+            ));
+        }
+    }
+    if r.vectorless > 0 {
+        lines.push(format!(
+            "{indent}{} chunks without a vector (the embedding model cannot see them: BM25 only)",
+            r.vectorless
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_rounded() {
+        assert_eq!(rate(7.1245), "7.12/s");
+        assert_eq!(rate(12.3456), "12.3/s");
+        assert_eq!(rate(3712.9), "3713/s");
+        assert_eq!(rate(f64::NAN), "-/s");
+    }
+
+    #[test]
+    fn summaries_fit_120_columns() {
+        let r = SkillReport {
+            skill: "a-rather-long-skill-name-here".into(),
+            files: 123_456,
+            files_changed: 123_456,
+            files_unchanged: 123_456,
+            files_deleted: 123_456,
+            files_failed: 0,
+            chunks: 12_345_678,
+            chunks_new: 12_345_678,
+            embedded: 12_345_678,
+            cache_hits: 12_345_678,
+            vectorless: 12_345_678,
+            rebuilt: None,
+            repaired: vec![],
+            generation: Some(123_456),
+            error: None,
+            seconds: 12345.6,
+        };
+        let lines = summary(&r);
+        assert_eq!(lines.len(), 3);
+        for line in lines {
+            assert!(line.chars().count() <= 120, "{} columns: {line}", line.chars().count());
+        }
     }
 }

@@ -64,7 +64,7 @@ fn search_and_ask_carry_the_rerank_score() {
     run(dir, &["index"]);
     let server = serve(vec![Reply::json(tei)]);
     let url = server.url("");
-    let env = [("SKILLRAG_RERANK_URL", url.as_str())];
+    let env = [("SKILLRAG_RERANK_BASE_URL", url.as_str())];
 
     let q = "How do I factory reset the router?";
     let result = with_env(dir, &["search", q, "--skill", "router-faq", "-k", "3"], &env);
@@ -83,7 +83,7 @@ fn search_and_ask_carry_the_rerank_score() {
     // The endpoint down: the same answer from the fused order, with a notice.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let down = format!("http://127.0.0.1:{port}");
-    let env = [("SKILLRAG_RERANK_URL", down.as_str()), ("SKILLRAG_RERANK_RETRIES", "0")];
+    let env = [("SKILLRAG_RERANK_BASE_URL", down.as_str()), ("SKILLRAG_RERANK_RETRIES", "0")];
     let result = with_env(dir, &["search", q, "--skill", "router-faq"], &env);
     assert!(result["hits"][0]["scores"]["rerank"].is_null());
     assert!(result["skills"][0]["notice"].as_str().unwrap_or("").contains("reranking failed"), "{result}");

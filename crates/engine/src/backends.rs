@@ -186,18 +186,18 @@ fn identify_remote(project: &Project, config: OpenAiEmbedConfig) -> Result<Ident
 /// a model folder that does not load is reported when the reranker is first used).
 pub(crate) fn check_rerank(config: &Config, root: &Path) -> Result<(), EngineError> {
     let r = &config.rerank;
-    if !r.url.trim().is_empty() {
+    if !r.base_url.trim().is_empty() {
         if RerankApi::parse(&r.api).is_none() {
             return Err(EngineError::Invalid(format!(
                 "[rerank] api = `{}` is not supported: use `tei` or `jina` (SKILLRAG_RERANK_API)",
                 r.api
             )));
         }
-        skillrag_http::check_url(&r.url, "[rerank]").map_err(|e| EngineError::Invalid(e.to_string()))?;
+        skillrag_http::check_url(&r.base_url, "[rerank]").map_err(|e| EngineError::Invalid(e.to_string()))?;
     } else if let Some(path) = config.rerank_model_path(root) {
         CrossEncoder::FOLDER.check_config(&path).map_err(|e| EngineError::Invalid(e.to_string()))?;
     }
-    if (!r.url.trim().is_empty() || config.rerank_model_path(root).is_some()) && r.candidates == 0 {
+    if (!r.base_url.trim().is_empty() || config.rerank_model_path(root).is_some()) && r.candidates == 0 {
         return Err(EngineError::Invalid("[rerank] candidates must be at least 1".into()));
     }
     Ok(())
@@ -206,10 +206,10 @@ pub(crate) fn check_rerank(config: &Config, root: &Path) -> Result<(), EngineErr
 /// Opens the configured reranker; `None` when none is configured.
 pub(crate) fn open_reranker(config: &Config, root: &Path) -> Result<Option<Arc<dyn Reranker>>, RerankError> {
     let r = &config.rerank;
-    if !r.url.trim().is_empty() {
+    if !r.base_url.trim().is_empty() {
         let api = RerankApi::parse(&r.api)
             .ok_or_else(|| RerankError::Config(format!("[rerank] api = `{}` is not supported", r.api)))?;
-        let mut c = HttpRerankConfig::new(&r.url, api);
+        let mut c = HttpRerankConfig::new(&r.base_url, api);
         c.model = r.model.trim().to_string();
         c.http = HttpConfig {
             timeout: Duration::from_secs(r.timeout_secs.max(1)),

@@ -259,9 +259,11 @@ pub struct RerankConfig {
     /// A local cross-encoder folder (Hugging Face layout: BERT or XLM-RoBERTa with a
     /// classification head); with `url`, the model name sent to a Jina-style API.
     pub model: String,
-    /// A rerank endpoint: the server root of TEI (`http://127.0.0.1:8080` → `/rerank`) or of a
-    /// Jina-style API (`https://api.jina.ai/v1` → `/v1/rerank`).
-    pub url: String,
+    /// A rerank endpoint's base URL, as for `[llm]` and `[embed]`: the server root plus its
+    /// version prefix if it has one; `/rerank` is appended (TEI `http://127.0.0.1:8083` →
+    /// `/rerank`, Jina `https://api.jina.ai/v1` → `/v1/rerank`). `url` is the old name.
+    #[serde(alias = "url")]
+    pub base_url: String,
     /// The endpoint's shape: `tei` (`{query, texts}` → `[{index, score}]`) or `jina`
     /// (`{model, query, documents}` → `{results: [{index, relevance_score}]}`: Jina, Cohere,
     /// llama.cpp `--reranking`, vLLM).
@@ -278,7 +280,7 @@ impl Default for RerankConfig {
     fn default() -> Self {
         RerankConfig {
             model: String::new(),
-            url: String::new(),
+            base_url: String::new(),
             api: "tei".into(),
             candidates: 20,
             timeout_secs: 10,
@@ -443,10 +445,12 @@ impl Default for RetrievalConfig {
 }
 
 /// Short environment names for the essentials (docs/design.md §6).
-const ALIASES: [(&str, &str); 3] = [
+const ALIASES: [(&str, &str); 4] = [
     ("SKILLRAG_CHUNK_SIZE", "SKILLRAG_INDEX_CHUNK_SIZE"),
     ("SKILLRAG_CHUNK_OVERLAP", "SKILLRAG_INDEX_CHUNK_OVERLAP"),
     ("SKILLRAG_TOP_K", "SKILLRAG_RETRIEVAL_TOP_K"),
+    // `[rerank] url` became `base_url`, the name `[llm]` and `[embed]` use.
+    ("SKILLRAG_RERANK_URL", "SKILLRAG_RERANK_BASE_URL"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -619,7 +623,7 @@ impl Config {
     /// a rerank endpoint (`url`) is configured.
     pub fn rerank_model_path(&self, project: &Path) -> Option<PathBuf> {
         let m = self.rerank.model.trim();
-        if m.is_empty() || m.eq_ignore_ascii_case("none") || !self.rerank.url.trim().is_empty() {
+        if m.is_empty() || m.eq_ignore_ascii_case("none") || !self.rerank.base_url.trim().is_empty() {
             return None;
         }
         Some(resolve(project, m))
@@ -727,8 +731,8 @@ retries = 2              # after a connection failure, timeout, 429 or 5xx
 # Optional: rescore the best fused hits with a cross-encoder (docs/rerank.md). Off when both
 # `model` and `url` are empty. A failing reranker keeps the fused order, with a notice.
 model = ""               # a local cross-encoder folder (BERT / XLM-RoBERTa, e.g. bge-reranker-base)
-url = ""                 # or an endpoint: TEI "http://127.0.0.1:8080", llama.cpp "http://127.0.0.1:8012/v1"
-api = "tei"              # tei ({{query, texts}} → /rerank) or jina (Jina, Cohere, llama.cpp, vLLM → /v1/rerank)
+base_url = ""            # or an endpoint, `/rerank` appended: TEI "http://127.0.0.1:8083", llama.cpp "http://127.0.0.1:8012/v1"
+api = "tei"              # tei ({{query, texts}} → [{{index, score}}]) or jina (Jina, Cohere, llama.cpp, vLLM)
 candidates = 20          # fused hits rescored
 timeout_secs = 10        # then the fused order is kept
 retries = 1
@@ -876,7 +880,7 @@ mod tests {
         );
         assert_eq!(c.embed_model_path(tmp.path()), None, "an API model is no folder");
         assert_eq!(
-            (c.rerank.url.as_str(), c.rerank.candidates, c.rerank.timeout_secs),
+            (c.rerank.base_url.as_str(), c.rerank.candidates, c.rerank.timeout_secs),
             ("http://127.0.0.1:8080", 30, 3)
         );
         assert_eq!(c.rerank_model_path(tmp.path()), None);

@@ -7,11 +7,11 @@ use skillrag_http::{check_url, clip, HttpConfig, JsonClient};
 /// The request/response shape of the endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RerankApi {
-    /// Hugging Face text-embeddings-inference: `POST {url}/rerank` with
+    /// Hugging Face text-embeddings-inference: `POST {base_url}/rerank` with
     /// `{"query", "texts", "raw_scores": false}` → `[{"index", "score"}]` (sigmoid scores).
     Tei,
-    /// Jina / Cohere / llama.cpp (`--reranking`) / vLLM / Xinference: `POST {url}/v1/rerank`
-    /// (`{url}/rerank` when the URL already ends in a version such as `/v1`) with
+    /// Jina / Cohere / llama.cpp (`--reranking`) / vLLM / Xinference: `POST {base_url}/rerank`
+    /// (the base URL carries the version, e.g. `https://api.jina.ai/v1`) with
     /// `{"model", "query", "documents", "top_n"}` → `{"results": [{"index", "relevance_score"}]}`.
     Jina,
 }
@@ -29,7 +29,8 @@ impl RerankApi {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpRerankConfig {
-    /// The server root (`http://127.0.0.1:8080`), or the full endpoint ending in `/rerank`.
+    /// The base URL (`/rerank` is appended, the one rule of `[llm]` and `[embed]` too), or the
+    /// full endpoint ending in `/rerank`.
     pub url: String,
     pub api: RerankApi,
     /// The model name sent in Jina-style requests (TEI serves one model and ignores it).
@@ -61,15 +62,7 @@ pub struct HttpReranker {
 impl HttpReranker {
     pub fn new(config: HttpRerankConfig) -> Result<HttpReranker, RerankError> {
         let base = check_url(&config.url, "rerank").map_err(RerankError::Remote)?;
-        let endpoint = if base.ends_with("/rerank") {
-            base.clone()
-        } else {
-            match config.api {
-                RerankApi::Tei => format!("{base}/rerank"),
-                RerankApi::Jina if ends_with_version(&base) => format!("{base}/rerank"),
-                RerankApi::Jina => format!("{base}/v1/rerank"),
-            }
-        };
+        let endpoint = if base.ends_with("/rerank") { base.clone() } else { format!("{base}/rerank") };
         let model_id = match config.api {
             RerankApi::Tei => format!("tei@{endpoint}"),
             RerankApi::Jina => format!("jina:{}@{endpoint}", config.model),
@@ -103,7 +96,7 @@ impl HttpReranker {
         }
         .ok_or_else(|| {
             let want = if self.config.api == RerankApi::Tei {
-                "a JSON array of {index, score} (is this a TEI server? set [rerank] api = \"jina\" for /v1/rerank servers)"
+                "a JSON array of {index, score} (is this a TEI server? set [rerank] api = \"jina\" for Jina-style servers)"
             } else {
                 "{\"results\": [{index, relevance_score}]} (is this a Jina-style server? set [rerank] api = \"tei\" for TEI)"
             };
@@ -133,12 +126,6 @@ impl HttpReranker {
         }
         Ok(scores.into_iter().flatten().collect())
     }
-}
-
-fn ends_with_version(url: &str) -> bool {
-    url.rsplit('/')
-        .next()
-        .is_some_and(|last| last.len() >= 2 && last.starts_with('v') && last[1..].chars().all(|c| c.is_ascii_digit()))
 }
 
 impl Reranker for HttpReranker {
@@ -227,7 +214,7 @@ mod tests {
     #[test]
     fn jina_shape_and_endpoints() {
         let server = serve(vec![Reply::json(jina)]);
-        let r = reranker(&server.url(""), RerankApi::Jina);
+        let r = reranker(&server.url("/v1"), RerankApi::Jina);
         assert_eq!(r.rerank("red apple", &["green pear", "red apple pie"]).unwrap(), vec![0.0, 1.0]);
         let req = &server.requests()[0];
         assert!(req.head.starts_with("POST /v1/rerank"), "{}", req.head);
@@ -235,6 +222,8 @@ mod tests {
         assert_eq!(reranker("http://h/v1", RerankApi::Jina).endpoint(), "http://h/v1/rerank");
         assert_eq!(reranker("http://h/api/v2/rerank", RerankApi::Jina).endpoint(), "http://h/api/v2/rerank");
         assert_eq!(reranker("http://h:8080/", RerankApi::Tei).endpoint(), "http://h:8080/rerank");
+        // One rule, as for `[llm]` and `[embed]`: `/rerank` is appended to the base URL.
+        assert_eq!(reranker("http://h:8012", RerankApi::Jina).endpoint(), "http://h:8012/rerank");
         assert_ne!(
             reranker("http://h/v1", RerankApi::Jina).model_id(),
             reranker("http://h/v1", RerankApi::Tei).model_id()

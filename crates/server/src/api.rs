@@ -4,6 +4,7 @@
 
 use crate::error::{ApiError, Json};
 use crate::paths;
+use crate::service::Thread;
 use crate::stream::{Progress, Streaming};
 use crate::Shared;
 use axum::extract::rejection::QueryRejection;
@@ -28,6 +29,10 @@ pub struct AskRequest {
     /// Server-Sent Events: `text` per checked sentence of an LLM answer, then `answer`.
     #[serde(default)]
     pub stream: bool,
+    /// A conversation the server keeps (`POST /v1/conversations`): the question is its next
+    /// turn (a follow-up keeps its topic) and is saved in it.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
 }
 
 pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> Result<Response, ApiError> {
@@ -35,10 +40,14 @@ pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> R
         paths::skill_id(s)?;
     }
     let options = AskOptions { skill: req.skill, id: req.id };
+    let thread = match req.conversation_id {
+        Some(id) => Thread::Saved(id),
+        None => Thread::Stateless(Vec::new()),
+    };
     if req.stream {
-        return ask_streamed(shared, req.query, options).await;
+        return ask_streamed(shared, req.query, options, thread).await;
     }
-    let (answer, cached) = shared.service.ask(req.query, options, Vec::new()).await?;
+    let (answer, cached) = shared.service.ask(req.query, options, thread).await?;
     let mut response = axum::Json(&*answer).into_response();
     response.headers_mut().insert("x-skillrag-cache", HeaderValue::from_static(if cached { "hit" } else { "miss" }));
     Ok(response)
@@ -46,8 +55,13 @@ pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> R
 
 /// `event: text` (`{"text": …}`) for each sentence as the LLM's answer passes the citation check,
 /// then `event: answer` with the whole answer (docs/design.md §6), or `event: error`.
-async fn ask_streamed(shared: Shared, query: String, options: AskOptions) -> Result<Response, ApiError> {
-    let streaming = Streaming::start(shared.service.clone(), query, options, Vec::new()).await?;
+async fn ask_streamed(
+    shared: Shared,
+    query: String,
+    options: AskOptions,
+    thread: Thread,
+) -> Result<Response, ApiError> {
+    let streaming = Streaming::start(shared.service.clone(), query, options, thread).await?;
     let events = futures_util::stream::unfold(Some(streaming), |state| async move {
         let mut streaming = state?;
         let (event, next) = match streaming.next().await {
@@ -76,23 +90,67 @@ pub struct SearchRequest {
     pub k: Option<usize>,
     #[serde(default)]
     pub mode: Option<String>,
+    /// Only sources matching this glob (relative to the skill folder).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Only these document types (general, faq, legal, technical).
+    #[serde(default)]
+    pub doc_types: Vec<String>,
+    /// Only sources under this folder of the skill, e.g. `knowledge/rules`.
+    #[serde(default)]
+    pub dir: Option<String>,
+    /// RRF weights of the BM25 and dense lists instead of the configured ones.
+    #[serde(default)]
+    pub bm25_weight: Option<f32>,
+    #[serde(default)]
+    pub dense_weight: Option<f32>,
+    /// Drop hits whose relevance is below this (see [`crate::service::relevance`]).
+    #[serde(default)]
+    pub min_score: Option<f32>,
 }
 
 pub async fn search(State(shared): State<Shared>, Json(req): Json<SearchRequest>) -> Result<Response, ApiError> {
     for s in &req.skills {
         paths::skill_id(s)?;
     }
+    let invalid = |message: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message);
     if req.k.is_some_and(|k| !(1..=100).contains(&k)) {
-        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`k` must be between 1 and 100"));
+        return Err(invalid("`k` must be between 1 and 100".into()));
     }
     let mode = match req.mode.as_deref() {
         None => Mode::Hybrid,
-        Some(m) => Mode::parse(m).ok_or_else(|| {
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("unknown mode `{m}` (hybrid, bm25 or dense)"))
-        })?,
+        Some(m) => Mode::parse(m).ok_or_else(|| invalid(format!("unknown mode `{m}` (hybrid, bm25 or dense)")))?,
     };
-    let result = shared.service.search(req.query, req.skills, req.k, mode).await?;
-    Ok(axum::Json(result).into_response())
+    let mut filter = skillrag_store::Filter::none();
+    if let Some(glob) = req.source.as_deref().filter(|g| !g.trim().is_empty()) {
+        filter = filter.with_source_glob(glob).map_err(|e| invalid(e.to_string()))?;
+    }
+    for t in &req.doc_types {
+        let parsed = skillrag_core::DocType::parse(t)
+            .ok_or_else(|| invalid(format!("unknown doc type `{t}` (general, faq, legal or technical)")))?;
+        filter.doc_types.push(parsed);
+    }
+    filter.directory = req.dir.filter(|d| !d.trim().is_empty()).map(|d| d.trim().trim_end_matches('/').to_string());
+    let weights = match (req.bm25_weight, req.dense_weight) {
+        (None, None) => None,
+        (b, d) => {
+            let (b, d) = (b.unwrap_or(1.0), d.unwrap_or(1.0));
+            if !(b.is_finite() && d.is_finite() && b >= 0.0 && d >= 0.0 && b + d > 0.0) {
+                return Err(invalid("`bm25_weight` and `dense_weight` must be ≥ 0, not both 0".into()));
+            }
+            Some((b, d))
+        }
+    };
+    if req.min_score.is_some_and(|m| !m.is_finite()) {
+        return Err(invalid("`min_score` must be a number".into()));
+    }
+    let query = crate::service::SearchQuery { query: req.query, skills: req.skills, k: req.k, mode, filter, weights };
+    let (result, filtered) = shared.service.search(query, req.min_score).await?;
+    let mut body = serde_json::to_value(&result).map_err(|e| ApiError::internal(e.to_string()))?;
+    if req.min_score.is_some() {
+        body["filtered"] = json!(filtered);
+    }
+    Ok(axum::Json(body).into_response())
 }
 
 #[derive(Deserialize)]
@@ -184,6 +242,98 @@ fn inline_named(name: &str) -> HeaderValue {
         .collect();
     HeaderValue::from_str(&format!("inline; filename*=UTF-8''{encoded}"))
         .unwrap_or_else(|_| HeaderValue::from_static("inline"))
+}
+
+/// The documents of a skill with their parse status (`GET /v1/skills/{skill}/documents`).
+pub async fn documents(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {
+    paths::skill_id(&skill)?;
+    let list = shared.service.documents(skill, shared.options.allow_writes).await?;
+    Ok(axum::Json(list).into_response())
+}
+
+/// The chunks of one document; `name` is one path segment (`knowledge%2Ffaq.md`).
+pub async fn document_chunks(
+    State(shared): State<Shared>,
+    Path((skill, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    paths::skill_id(&skill)?;
+    paths::source_path(&name)?;
+    let chunks = shared.service.document_chunks(skill.clone(), name.clone()).await?;
+    Ok(axum::Json(json!({"skill": skill, "document": name, "chunks": chunks})).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UploadQuery {
+    #[serde(default)]
+    pub replace: bool,
+}
+
+/// Uploads (multipart `file` parts) into the skill's knowledge folder, then re-indexes it.
+pub async fn upload_documents(
+    State(shared): State<Shared>,
+    Path(skill): Path<String>,
+    query: Result<Query<UploadQuery>, QueryRejection>,
+    multipart: Result<axum::extract::Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    let Query(q) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut multipart = multipart.map_err(|e| {
+        ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("send multipart/form-data with `file` parts: {}", e.body_text()),
+        )
+    })?;
+    let mut files = Vec::new();
+    loop {
+        let field = multipart.next_field().await.map_err(multipart_error)?;
+        let Some(field) = field else { break };
+        if field.name() != Some("file") {
+            return Err(ApiError::bad_request(format!(
+                "unexpected form field `{}`: send the documents as `file` parts",
+                field.name().unwrap_or("")
+            )));
+        }
+        let file_name = field.file_name().unwrap_or("").to_string();
+        let bytes = field.bytes().await.map_err(multipart_error)?;
+        files.push(crate::documents::Upload { file_name, bytes: bytes.to_vec() });
+    }
+    let (documents, job) = shared.service.upload(skill, files, q.replace).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({"documents": documents, "job": job}))).into_response())
+}
+
+fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
+    let status = e.status();
+    let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+        "the upload is larger than the server accepts (`--max-upload-mb`)".to_string()
+    } else {
+        format!("could not read the upload: {}", e.body_text())
+    };
+    ApiError::new(status, message)
+}
+
+/// Deletes one document of the skill's knowledge folder, then re-indexes it.
+pub async fn delete_document(
+    State(shared): State<Shared>,
+    Path((skill, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    paths::source_path(&name)?;
+    let job = shared.service.delete_document(skill, name.clone()).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({"deleted": name, "job": job}))).into_response())
+}
+
+fn require_writes(shared: &Shared) -> Result<(), ApiError> {
+    if shared.options.allow_writes {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "this server does not change knowledge files: start it with `skillrag serve --allow-writes` \
+             (with SKILLRAG_API_TOKEN set when it listens beyond loopback)",
+        ))
+    }
 }
 
 #[derive(Deserialize, Default)]

@@ -98,11 +98,23 @@ pub async fn rate_limit(State(shared): State<Shared>, req: Request, next: Next) 
 
 /// Reads the whole body before any handler runs, within `[serve] body_timeout_secs` in total
 /// and `max_body` in size, so a client trickling bytes cannot hold a worker or a connection
-/// slot for long (408), and every route, `/mcp` included, has the same size limit (413).
-/// Bodies here are small JSON documents; nothing streams in.
+/// slot for long (408), and every route, `/mcp` included, has the same size limit (413) but
+/// document uploads, which have their own (`max_upload`, only when writes are allowed).
+/// Bodies here are small JSON documents or a few uploaded files; nothing streams in.
+/// `POST /v1/skills/{skill}/documents`.
+fn is_upload(method: &axum::http::Method, path: &str) -> bool {
+    let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    method == axum::http::Method::POST && matches!(parts.as_slice(), ["", "v1", "skills", _, "documents"])
+}
+
 pub async fn read_body(State(shared): State<Shared>, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
-    let limited = Limited::new(body, shared.options.max_body);
+    let limit = if shared.options.allow_writes && is_upload(&parts.method, parts.uri.path()) {
+        shared.options.max_upload
+    } else {
+        shared.options.max_body
+    };
+    let limited = Limited::new(body, limit);
     let bytes = match tokio::time::timeout(shared.options.body_timeout, limited.collect()).await {
         Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {

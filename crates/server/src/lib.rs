@@ -3,6 +3,8 @@
 //! over one [`Service`] that owns the live assistant.
 
 mod api;
+mod conversations;
+mod documents;
 mod error;
 mod guard;
 mod listen;
@@ -31,7 +33,7 @@ pub use openai::ChatRequest;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -63,6 +65,10 @@ pub struct ServeOptions {
     pub connections_per_client: usize,
     /// How often to look for index generations published by another process.
     pub reload_every: Duration,
+    /// Uploading and deleting knowledge documents through the API (`--allow-writes`).
+    pub allow_writes: bool,
+    /// Largest document upload request, in bytes.
+    pub max_upload: usize,
 }
 
 impl ServeOptions {
@@ -79,6 +85,8 @@ impl ServeOptions {
             body_timeout: Duration::from_secs(30),
             connections_per_client: 128,
             reload_every: Duration::from_secs(2),
+            allow_writes: false,
+            max_upload: 64 * 1024 * 1024,
         }
     }
 
@@ -148,9 +156,22 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/skills/{skill}/sources", get(api::sources))
         .route("/v1/skills/{skill}/sources/{*source}", get(api::source))
         .route("/v1/skills/{skill}/pictures/{*source}", get(api::picture))
+        .route(
+            "/v1/skills/{skill}/documents",
+            get(api::documents).post(api::upload_documents).layer(DefaultBodyLimit::max(shared.options.max_upload)),
+        )
+        .route("/v1/skills/{skill}/documents/{name}", delete(api::delete_document))
+        .route("/v1/skills/{skill}/documents/{name}/chunks", get(api::document_chunks))
+        .route("/v1/conversations", get(conversations::list).post(conversations::create))
+        .route(
+            "/v1/conversations/{id}",
+            get(conversations::get).patch(conversations::rename).delete(conversations::delete),
+        )
+        .route("/v1/feedback", post(conversations::feedback))
         .route("/v1/index", post(api::start_index).get(api::index_job))
         .route("/v1/gaps", get(api::gaps))
         .route("/v1/models", get(openai::models))
+        .route("/v1/models/{*id}", get(openai::model))
         .route("/v1/chat/completions", post(openai::chat_completions))
         .nest_service("/mcp", mcp)
         .fallback(api::not_found)
@@ -168,7 +189,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(AllowOrigin::list(origins))
-                .allow_methods([Method::GET, Method::POST])
+                .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
                 .allow_headers([axum::http::header::AUTHORIZATION, axum::http::header::CONTENT_TYPE]),
         );
     }

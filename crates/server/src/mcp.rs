@@ -7,7 +7,7 @@
 
 use crate::error::ApiError;
 use crate::paths;
-use crate::service::Service;
+use crate::service::{SearchQuery, Service};
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
@@ -295,7 +295,15 @@ impl SkillragMcp {
                 let SearchArguments { query, skill, k } = arguments(tool, args)?;
                 let k = k.map_or(5, |k| k.clamp(1, 50) as usize);
                 let skills = checked_skill(skill)?.into_iter().collect();
-                let result = self.service.search(query, skills, Some(k), Mode::Hybrid).await?;
+                let q = SearchQuery {
+                    query,
+                    skills,
+                    k: Some(k),
+                    mode: Mode::Hybrid,
+                    filter: skillrag_store::Filter::none(),
+                    weights: None,
+                };
+                let (result, _) = self.service.search(q, None).await?;
                 let text = if result.hits.is_empty() {
                     "No passages found.".to_string()
                 } else {

@@ -6,7 +6,7 @@
 use crate::error::{ApiError, Json};
 use crate::stream::{self, Progress, Streaming};
 use crate::Shared;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
@@ -32,14 +32,54 @@ pub async fn models(State(shared): State<Shared>) -> Response {
     axum::Json(json!({"object": "list", "data": data})).into_response()
 }
 
+/// One model (`models.retrieve`): `skillrag/auto` or `skillrag/<skill>`.
+pub async fn model(State(shared): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    skill_of_model(&shared, &id)?;
+    let id = if id.starts_with(PREFIX) { id } else { format!("{PREFIX}{id}") };
+    Ok(axum::Json(json!({"id": id, "object": "model", "created": crate::now_secs(), "owned_by": "skillrag"}))
+        .into_response())
+}
+
 #[derive(Deserialize)]
 pub struct ChatRequest {
     pub model: String,
     pub messages: Vec<ChatMessage>,
     #[serde(default)]
     pub stream: bool,
+    /// Function calling is not offered: refused with a clear 400 instead of being ignored
+    /// (a client that relies on it would otherwise fail later on a confusing validation error).
+    #[serde(default)]
+    pub tools: Option<Value>,
+    #[serde(default)]
+    pub functions: Option<Value>,
+    #[serde(default)]
+    pub response_format: Option<Value>,
     // Other OpenAI parameters (temperature, max_tokens…) are accepted and have no effect on an
     // extractive answer.
+}
+
+impl ChatRequest {
+    /// What this request asks for that the endpoint does not do.
+    fn unsupported(&self) -> Option<String> {
+        let present = |v: &Option<Value>| v.as_ref().is_some_and(|v| !v.is_null() && v != &json!([]));
+        if present(&self.tools) || present(&self.functions) {
+            return Some(
+                "`tools`/`functions` (function calling) are not supported: skillrag answers from its skills with \
+                 citations. Send the request without them, or use skillrag's MCP server (/mcp) to give an agent \
+                 its tools"
+                    .into(),
+            );
+        }
+        let format = self.response_format.as_ref().and_then(|f| f.get("type")).and_then(Value::as_str);
+        match format {
+            None | Some("text") => None,
+            Some(other) => Some(format!(
+                "`response_format` `{other}` is not supported: answers are cited text. Send the request without \
+                 it (or with `{{\"type\": \"text\"}}`), or use POST /v1/ask, whose JSON carries the answer, \
+                 citations and route"
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -82,6 +122,9 @@ pub async fn chat_completions(
     State(shared): State<Shared>,
     Json(req): Json<ChatRequest>,
 ) -> Result<Response, ApiError> {
+    if let Some(why) = req.unsupported() {
+        return Err(ApiError::bad_request(why));
+    }
     let skill = skill_of_model(&shared, &req.model)?;
     let mut user: Vec<String> = req.messages.iter().filter(|m| m.role == "user").map(ChatMessage::text).collect();
     let Some(question) = user.pop() else {
@@ -102,7 +145,7 @@ pub async fn chat_completions(
         merge(&mut body, extras_of(&answer));
         return Ok(axum::Json(body).into_response());
     }
-    let streaming = Streaming::start(shared.service.clone(), question, options, history).await?;
+    let streaming = Streaming::start(shared.service.clone(), question, options, history.into()).await?;
     let head = chunks.chunk(json!({"role": "assistant", "content": ""}), None);
     let state = Some(Live { streaming, chunks, sent: String::new() });
     // One SSE event per checked sentence as the worker delivers it; the rest when it is done.
@@ -215,7 +258,7 @@ fn extras_of(answer: &Answer) -> Value {
         .collect();
     json!({
         "citations": citations,
-        "skillrag": {"route": answer.route, "refusal": answer.refusal, "hits": answer.hits,
+        "skillrag": {"answer_id": answer.answer_id, "route": answer.route, "refusal": answer.refusal, "hits": answer.hits,
             "attempts": answer.attempts, "timings_ms": answer.timings_ms,
             "generation": answer.generation, "warnings": answer.warnings},
     })

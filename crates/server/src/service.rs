@@ -7,7 +7,10 @@ use crate::metrics::Metrics;
 use crate::queue::{Refused, WorkQueue};
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use skillrag_ask::{Answer, AskOptions, Assistant, ContextOptions, Gap, Route, TaskContext};
+use skillrag_ask::{
+    Answer, AskOptions, Assistant, ContextOptions, ConversationStore, FeedbackLog, FeedbackRecord, Gap, HistoryError,
+    Judgement, Rating, Route, TaskContext,
+};
 use skillrag_engine::{
     Engine, IndexOptions, IndexReport, Project, SearchOptions, SearchResult, SilentProgress, SkillCard, SkillStatus,
     SourceInfo,
@@ -27,14 +30,34 @@ pub struct Limits {
     pub queue: usize,
     /// Answers kept for repeated questions (0 = no cache).
     pub cache_entries: usize,
+    /// Largest document upload (the whole request), in bytes.
+    pub max_upload: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Limits { workers: cores, queue: 256, cache_entries: 1024 }
+        Limits { workers: cores, queue: 256, cache_entries: 1024, max_upload: 64 * 1024 * 1024 }
     }
 }
+
+/// Which conversation a question belongs to.
+pub enum Thread {
+    /// The caller's earlier questions, oldest first (the OpenAI-compatible endpoint, MCP).
+    Stateless(Vec<String>),
+    /// A conversation the server keeps (`conversation_id`): its questions are the history, and
+    /// the turn is saved in it.
+    Saved(String),
+}
+
+impl From<Vec<String>> for Thread {
+    fn from(history: Vec<String>) -> Thread {
+        Thread::Stateless(history)
+    }
+}
+
+/// Answers recently given, by `answer_id`, so feedback can be stored with what it judges.
+const RECENT_ANSWERS: usize = 4096;
 
 /// Receives an answer's checked text as the LLM writes it, on the worker thread.
 pub type TextSink = Box<dyn FnMut(&str) + Send>;
@@ -63,6 +86,23 @@ pub struct IndexJob {
     pub finished: Option<u64>,
     pub message: String,
     pub report: Option<IndexReport>,
+}
+
+/// What to search for in retrieval testing.
+pub struct SearchQuery {
+    pub query: String,
+    pub skills: Vec<String>,
+    pub k: Option<usize>,
+    pub mode: Mode,
+    pub filter: skillrag_store::Filter,
+    pub weights: Option<(f32, f32)>,
+}
+
+/// The score a retrieval-testing threshold applies to: the cross-encoder's when the hit was
+/// reranked, else its cosine similarity when the dense list found it, else its BM25 score. (The
+/// fused RRF score only reflects ranks, so a threshold on it would mean nothing.)
+pub fn relevance(hit: &skillrag_core::Hit) -> f32 {
+    hit.scores.rerank.or(hit.scores.dense).or(hit.scores.bm25).unwrap_or(0.0)
 }
 
 /// A chunk of one document, as `GET /v1/skills/{skill}/sources/{source}` shows it.
@@ -108,10 +148,15 @@ pub struct Service {
     failed: Mutex<Option<Generations>>,
     job: Mutex<Option<IndexJob>>,
     pub metrics: Metrics,
+    pub conversations: ConversationStore,
+    feedback: FeedbackLog,
+    recent: Mutex<lru::LruCache<String, Arc<Answer>>>,
 }
 
 /// Runs blocking engine work off the async executor.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
 }
 
@@ -119,7 +164,11 @@ impl Service {
     /// Opens the project's assistant over pinned index generations (loading the model once).
     pub fn open(project: Project, limits: Limits) -> Result<Service, ApiError> {
         let live = Self::open_live(&project, None, &limits)?;
+        let state = project.state_dir();
         Ok(Service {
+            conversations: ConversationStore::new(&state),
+            feedback: FeedbackLog::new(&state),
+            recent: Mutex::new(lru::LruCache::new(NonZeroUsize::new(RECENT_ANSWERS).unwrap_or(NonZeroUsize::MIN))),
             project,
             live: ArcSwap::from_pointee(live),
             queue: WorkQueue::new(limits.workers, limits.queue),
@@ -192,9 +241,9 @@ impl Service {
         self: &Arc<Self>,
         query: String,
         options: AskOptions,
-        history: Vec<String>,
+        thread: impl Into<Thread>,
     ) -> Result<(Arc<Answer>, bool), ApiError> {
-        self.ask_streaming(query, options, history, None).await
+        self.ask_streaming(query, options, thread.into(), None).await
     }
 
     /// [`Service::ask`], handing the LLM's checked sentences to `on_text` as they are written
@@ -205,12 +254,38 @@ impl Service {
         self: &Arc<Self>,
         query: String,
         options: AskOptions,
-        history: Vec<String>,
+        thread: Thread,
         on_text: Option<TextSink>,
     ) -> Result<(Arc<Answer>, bool), ApiError> {
         if query.trim().is_empty() {
             return Err(ApiError::bad_request("the question is empty"));
         }
+        let (history, saved) = match thread {
+            Thread::Stateless(history) => (history, None),
+            Thread::Saved(id) => {
+                let this = self.clone();
+                let conversation = blocking(move || this.conversations.get(&id).map_err(history_error)).await?;
+                (conversation.questions(), Some(conversation.id))
+            }
+        };
+        let (answer, cached) = self.answer(query.clone(), options, history, on_text).await?;
+        self.remember(&answer);
+        if let Some(id) = saved {
+            let this = self.clone();
+            let turn = answer.clone();
+            blocking(move || this.conversations.append(&id, &query, &turn).map(|_| ()).map_err(history_error)).await?;
+        }
+        Ok((answer, cached))
+    }
+
+    /// The answer of a question with its history (from the cache for a standalone question).
+    async fn answer(
+        self: &Arc<Self>,
+        query: String,
+        options: AskOptions,
+        history: Vec<String>,
+        on_text: Option<TextSink>,
+    ) -> Result<(Arc<Answer>, bool), ApiError> {
         let live = self.live();
         let key = (options.skill.clone().unwrap_or_default(), query.trim().to_string());
         // A follow-up depends on the conversation; only standalone questions are cached.
@@ -282,24 +357,36 @@ impl Service {
         self.work(move || Ok(live.assistant.route(&query)?)).await
     }
 
+    /// Searches (retrieval testing); with `min_score`, hits below it are dropped and counted.
     pub async fn search(
         self: &Arc<Self>,
-        query: String,
-        skills: Vec<String>,
-        k: Option<usize>,
-        mode: Mode,
-    ) -> Result<SearchResult, ApiError> {
-        if query.trim().is_empty() {
+        q: SearchQuery,
+        min_score: Option<f32>,
+    ) -> Result<(SearchResult, usize), ApiError> {
+        if q.query.trim().is_empty() {
             return Err(ApiError::bad_request("the query is empty"));
         }
         let live = self.live();
         self.work(move || {
             let engine = &live.assistant.engine;
-            for s in &skills {
+            for s in &q.skills {
                 engine.skill(s)?;
             }
-            let options = SearchOptions { skills, k: k.map(|k| k.clamp(1, 100)), mode, ..Default::default() };
-            Ok(engine.search(&query, &options)?)
+            let options = SearchOptions {
+                skills: q.skills,
+                k: q.k.map(|k| k.clamp(1, 100)),
+                mode: q.mode,
+                filter: q.filter,
+                weights: q.weights,
+                ..Default::default()
+            };
+            let mut result = engine.search(&q.query, &options)?;
+            let before = result.hits.len();
+            if let Some(min) = min_score {
+                result.hits.retain(|h| relevance(h) >= min);
+            }
+            let filtered = before - result.hits.len();
+            Ok((result, filtered))
         })
         .await
     }
@@ -436,13 +523,59 @@ impl Service {
         if let Some(s) = &skill {
             live.assistant.engine.skill(s)?;
         }
+        let this = self.clone();
         blocking(move || {
             let Some(log) = live.assistant.gap_log() else { return Ok(Vec::new()) };
-            let (mut gaps, _) = log.list(skill.as_deref()).map_err(|e| ApiError::internal(e.to_string()))?;
+            let (feedback, _) = this.feedback.list().map_err(|e| ApiError::internal(e.to_string()))?;
+            let (mut gaps, _) =
+                log.list_with_feedback(skill.as_deref(), &feedback).map_err(|e| ApiError::internal(e.to_string()))?;
             gaps.truncate(limit);
             Ok(gaps)
         })
         .await
+    }
+
+    /// Keeps an answer findable by its `answer_id` for a while.
+    fn remember(&self, answer: &Arc<Answer>) {
+        lock(&self.recent).put(answer.answer_id.clone(), answer.clone());
+    }
+
+    /// Stores a user's judgement of an answer, with the answer itself when it is known (given
+    /// recently, or a turn of `conversation`).
+    pub async fn feedback(
+        self: &Arc<Self>,
+        judgement: Judgement,
+        rating: Rating,
+        conversation: Option<String>,
+    ) -> Result<FeedbackRecord, ApiError> {
+        let live = self.live();
+        if let Some(s) = &judgement.skill {
+            live.assistant.engine.skill(s)?;
+        }
+        let known = judgement.answer_id.as_ref().and_then(|id| lock(&self.recent).get(id).cloned());
+        if judgement.query.trim().is_empty() && known.is_none() && conversation.is_none() {
+            return Err(ApiError::bad_request("`query` is empty and `answer_id` names no answer this server gave"));
+        }
+        let this = self.clone();
+        blocking(move || {
+            let answer = match (known, &judgement.answer_id, &conversation) {
+                (Some(a), _, _) => Some((*a).clone()),
+                (None, Some(answer_id), Some(c)) => this.conversations.find_answer(c, answer_id),
+                _ => None,
+            };
+            let record = FeedbackRecord::new(judgement, rating, answer.as_ref());
+            if record.query.is_empty() {
+                return Err(ApiError::bad_request("`query` is empty and `answer_id` names no answer this server gave"));
+            }
+            this.feedback.record(&record).map_err(|e| ApiError::internal(format!("cannot store the feedback: {e}")))?;
+            Ok(record)
+        })
+        .await
+    }
+
+    /// Largest document upload, in bytes.
+    pub fn max_upload(&self) -> u64 {
+        self.limits.max_upload
     }
 
     /// Starts a re-index in the background; the new generations are served once it is done.
@@ -548,6 +681,15 @@ fn index_summary(report: &IndexReport) -> String {
         report.skills.len(),
         report.seconds
     )
+}
+
+/// A conversation store error as the API reports it.
+pub(crate) fn history_error(e: HistoryError) -> ApiError {
+    match e {
+        HistoryError::NotFound(_) => ApiError::not_found(e.to_string()),
+        HistoryError::Full(_) => ApiError::conflict(e.to_string()),
+        HistoryError::Damaged { .. } | HistoryError::Io(..) => ApiError::internal(e.to_string()),
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -2,7 +2,7 @@
 //! written, so an SSE response can send each one at once instead of after the whole answer.
 
 use crate::error::ApiError;
-use crate::service::{Service, TextSink};
+use crate::service::{Service, TextSink, Thread};
 use skillrag_ask::{Answer, AskOptions};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -31,7 +31,7 @@ impl Streaming {
         service: Arc<Service>,
         query: String,
         options: AskOptions,
-        history: Vec<String>,
+        thread: Thread,
     ) -> Result<Streaming, ApiError> {
         // Unbounded: a few sentences per answer, and the worker must never block on a slow client.
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -41,7 +41,7 @@ impl Streaming {
             let _ = sentences.send(Progress::Text(text.to_string()));
         });
         tokio::spawn(async move {
-            let done = match service.ask_streaming(query, options, history, Some(sink)).await {
+            let done = match service.ask_streaming(query, options, thread, Some(sink)).await {
                 Ok((answer, _)) => Progress::Done(answer),
                 Err(e) => Progress::Failed(e),
             };

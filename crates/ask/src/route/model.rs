@@ -87,6 +87,20 @@ pub struct FitReport {
     pub calibration_error: f32,
     pub log_loss: f32,
     pub l2: f32,
+    /// What users' feedback changed, when there was any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<FeedbackFit>,
+}
+
+/// The feedback questions (confirmed routes, corrected misroutes), routed by a router fitted
+/// without them (their own cross-validation fold) and by the one fitted with them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackFit {
+    pub questions: usize,
+    /// Routed right by the router fitted on everything else.
+    pub right_before: usize,
+    /// Routed right by the router fitted with them.
+    pub right_after: usize,
 }
 
 /// The fitted router: weights and thresholds.
@@ -166,6 +180,9 @@ pub struct TrainingQuestion {
     /// questions of the skill route, but its word coverage says nothing about how well real
     /// questions are covered, so it is left out of the evidence threshold.
     pub synthetic: bool,
+    /// Labelled by a user's feedback: held out together as one cross-validation fold, so the
+    /// report can say how the router did on them before it learnt from them.
+    pub feedback: bool,
 }
 
 // Index loops mirror the matrix algebra they implement.
@@ -262,16 +279,24 @@ fn pairs(questions: &[&TrainingQuestion]) -> (Vec<[f32; FEATURES]>, Vec<f32>) {
 const FOLDS: usize = 20;
 
 /// Confidences for every question, each predicted by a model fitted without its fold.
+/// Feedback questions form one extra fold of their own.
 fn cross_validated(questions: &[TrainingQuestion], l2: f32) -> Vec<Vec<f32>> {
-    let folds = questions.len().clamp(1, FOLDS);
+    let others = questions.iter().filter(|q| !q.feedback).count();
+    let folds = others.clamp(1, FOLDS);
+    let fold_of = |i: usize, q: &TrainingQuestion| if q.feedback { folds } else { i % folds };
     let mut conf = vec![Vec::new(); questions.len()];
-    for fold in 0..folds {
+    for fold in 0..=folds {
+        let held_out: Vec<usize> =
+            questions.iter().enumerate().filter(|(i, q)| fold_of(*i, q) == fold).map(|(i, _)| i).collect();
+        if held_out.is_empty() {
+            continue;
+        }
         let train: Vec<&TrainingQuestion> =
-            questions.iter().enumerate().filter(|(i, _)| i % folds != fold).map(|(_, q)| q).collect();
+            questions.iter().enumerate().filter(|(i, q)| fold_of(*i, q) != fold).map(|(_, q)| q).collect();
         let (x, y) = pairs(&train);
         let (w, b) = fit_logistic(&x, &y, l2);
-        for (i, q) in questions.iter().enumerate().filter(|(i, _)| i % folds == fold) {
-            conf[i] = q.signals.iter().map(|s| sigmoid(dot(&w, &s.features()) + b)).collect();
+        for i in held_out {
+            conf[i] = questions[i].signals.iter().map(|s| sigmoid(dot(&w, &s.features()) + b)).collect();
         }
     }
     conf
@@ -318,6 +343,7 @@ pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f3
         calibration_error: ece,
         log_loss: loss,
         l2,
+        feedback: feedback_fit(questions, &conf, accept, &weights, bias),
     };
     RouterModel {
         feature_names: FEATURE_NAMES.iter().map(|s| s.to_string()).collect(),
@@ -331,6 +357,30 @@ pub fn fit(questions: &[TrainingQuestion], fingerprint: String, refusal_cost: f3
         fingerprint,
         report,
     }
+}
+
+/// How the feedback questions were routed before and after the router learnt from them.
+fn feedback_fit(
+    questions: &[TrainingQuestion],
+    held_out: &[Vec<f32>],
+    accept: f32,
+    weights: &[f32],
+    bias: f32,
+) -> Option<FeedbackFit> {
+    let feedback: Vec<(&TrainingQuestion, &Vec<f32>)> =
+        questions.iter().zip(held_out).filter(|(q, _)| q.feedback).collect();
+    if feedback.is_empty() {
+        return None;
+    }
+    let right = |q: &TrainingQuestion, conf: &[f32]| decide(q, conf, accept, None) == q.answer.as_deref();
+    let after = |q: &TrainingQuestion| -> Vec<f32> {
+        q.signals.iter().map(|s| sigmoid(dot(weights, &s.features()) + bias)).collect()
+    };
+    Some(FeedbackFit {
+        questions: feedback.len(),
+        right_before: feedback.iter().filter(|(q, c)| right(q, c)).count(),
+        right_after: feedback.iter().filter(|(q, _)| right(q, &after(q))).count(),
+    })
 }
 
 /// The regularization strength with the lowest cross-validated log loss, that loss, and the
@@ -542,6 +592,7 @@ mod tests {
             near_miss: false,
             answerable: true,
             synthetic: true,
+            feedback: false,
         };
         assert_eq!(fit_evidence(&[synthetic], 2.0), default_evidence());
         assert!(default_evidence() > 0.0, "with no threshold any retrieval would be answered");
@@ -571,6 +622,7 @@ mod tests {
                 near_miss: true,
                 answerable,
                 synthetic: false,
+                feedback: false,
             };
             pos.iter().map(|&k| q(k, true)).chain(neg.iter().map(|&k| q(k, false))).collect()
         };
@@ -602,6 +654,7 @@ mod tests {
                 near_miss: true,
                 answerable: true,
                 synthetic: false,
+                feedback: false,
             });
             questions.push(TrainingQuestion {
                 signals: vec![signals("a", weak, 0), signals("b", strong, 2)],
@@ -609,6 +662,7 @@ mod tests {
                 near_miss: true,
                 answerable: true,
                 synthetic: false,
+                feedback: false,
             });
             questions.push(TrainingQuestion {
                 signals: vec![signals("a", weak, 0), signals("b", weak + 0.15, 2)],
@@ -616,6 +670,7 @@ mod tests {
                 near_miss: true,
                 answerable: false,
                 synthetic: false,
+                feedback: false,
             });
         }
         let model = fit(&questions, "fp".into(), 1.0);
@@ -636,6 +691,7 @@ mod tests {
                 near_miss: true,
                 answerable: false,
                 synthetic: true,
+                feedback: false,
             });
         }
         let refitted = fit(&with_synthetic, "fp".into(), 1.0);

@@ -4,7 +4,10 @@ use super::{open_engine, open_project, print_json};
 use crate::cli::{AskArgs, BatchArgs, ChatArgs, Cli, ContextArgs, RouteArgs, TuneArgs};
 use crate::output::{truncate, Table};
 use anyhow::{Context, Result};
-use skillrag_ask::{Answer, AskOptions, Assistant, ContextOptions, Conversation, Refusal, Route};
+use skillrag_ask::{
+    routing_labels, Answer, AskOptions, Assistant, ContextOptions, Conversation, ConversationStore, FeedbackLog,
+    FeedbackRecord, Judgement, Rating, Refusal, Route,
+};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -149,7 +152,20 @@ fn route_summary(answer: &Answer) -> String {
 
 pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
     let assistant = open_assistant(cli, !args.no_llm)?;
-    let mut conversation = Conversation::new();
+    let state = assistant.engine.project.state_dir();
+    let store = ConversationStore::new(&state);
+    let feedback = FeedbackLog::new(&state);
+    // A resumed conversation's earlier questions lend their topic to the next follow-up.
+    let (mut saved, mut conversation) = match &args.resume {
+        Some(id) => {
+            let saved = store.get(id)?;
+            let conversation = assistant.replay(&saved.questions());
+            eprintln!("resuming \"{}\" ({} turn(s))", saved.title, saved.turns.len());
+            (Some(saved.id), conversation)
+        }
+        None => (None, Conversation::new()),
+    };
+    let mut last: Option<Answer> = None;
     let mut skill = args.skill.clone();
     let interactive = std::io::stdin().is_terminal();
     if interactive {
@@ -178,7 +194,7 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
         match text {
             "/quit" | "/exit" | "/q" => break,
             "/help" => {
-                eprintln!("/skill NAME  answer from one skill\n/auto        route every question\n/reset       forget the conversation\n/quit        leave");
+                eprintln!("{CHAT_HELP}");
                 continue;
             }
             "/auto" => {
@@ -187,6 +203,14 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
             }
             "/reset" => {
                 conversation = Conversation::new();
+                saved = None;
+                last = None;
+                continue;
+            }
+            "/history" => {
+                for c in store.list()?.iter().take(20) {
+                    eprintln!("{}  {:>3} turn(s)  {}", c.id, c.turns, c.title);
+                }
                 continue;
             }
             _ => {}
@@ -198,25 +222,99 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
             }
             continue;
         }
-        let options = AskOptions { skill: skill.clone(), id: None };
-        if cli.json {
-            match assistant.ask(text, &options, Some(&mut conversation), None) {
-                Ok(answer) => {
-                    println!("{}", serde_json::to_string(&answer)?);
-                }
+        if let Some(rest) = judgement_command(text) {
+            match judge(&assistant, &feedback, last.as_ref(), rest) {
+                Ok(said) => eprintln!("{said}"),
                 Err(e) => eprintln!("error: {e}"),
             }
             continue;
         }
-        match ask_streamed(&assistant, text, &options, Some(&mut conversation)) {
-            Ok((answer, streamed)) => {
+        let options = AskOptions { skill: skill.clone(), id: None };
+        let answer = if cli.json {
+            assistant.ask(text, &options, Some(&mut conversation), None).inspect(|a| {
+                println!("{}", serde_json::to_string(a).unwrap_or_default());
+            })
+        } else {
+            ask_streamed(&assistant, text, &options, Some(&mut conversation)).map(|(answer, streamed)| {
                 print_answer(&answer, false, streamed);
                 println!();
+                answer
+            })
+        };
+        match answer {
+            Ok(answer) => {
+                // Saved as it goes, so the conversation can be resumed even after a crash.
+                let id = match &saved {
+                    Some(id) => id.clone(),
+                    None => {
+                        let created = store.create(None)?;
+                        if interactive {
+                            eprintln!("(saved as {0}; `skillrag chat --resume {0}` continues it)", created.id);
+                        }
+                        saved = Some(created.id.clone());
+                        created.id
+                    }
+                };
+                if let Err(e) = store.append(&id, text, &answer) {
+                    eprintln!("warning: the turn was not saved: {e}");
+                }
+                last = Some(answer);
             }
             Err(e) => eprintln!("error: {e}"),
         }
     }
+    if let (Some(id), false) = (&saved, cli.json) {
+        eprintln!("conversation {id} saved; `skillrag chat --resume {id}` continues it");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+const CHAT_HELP: &str = "/skill NAME        answer from one skill
+/auto              route every question
+/good              the last answer was right (its route is confirmed for `skillrag tune`)
+/bad [SKILL] [why] the last answer was wrong; SKILL: the skill that should have answered
+/history           saved conversations (`skillrag chat --resume ID`)
+/reset             start a new conversation
+/quit              leave";
+
+/// The rest of a `/good …` or `/bad …` line, with the rating.
+fn judgement_command(text: &str) -> Option<(Rating, &str)> {
+    let (command, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    match command {
+        "/good" | "/up" => Some((Rating::Up, rest.trim())),
+        "/bad" | "/down" => Some((Rating::Down, rest.trim())),
+        _ => None,
+    }
+}
+
+/// Stores a `/good` or `/bad [SKILL] [comment]` about the last answer.
+fn judge(
+    assistant: &skillrag_ask::Assistant,
+    log: &FeedbackLog,
+    last: Option<&Answer>,
+    (rating, rest): (Rating, &str),
+) -> Result<String> {
+    let answer = last.ok_or_else(|| anyhow::anyhow!("no answer yet to judge"))?;
+    let (first, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let (skill, comment) = match assistant.engine.skill(first) {
+        Ok(s) if rating == Rating::Down => (Some(s.id.clone()), after.trim()),
+        _ => (None, rest),
+    };
+    let judgement = Judgement {
+        query: answer.query.clone(),
+        answer_id: Some(answer.answer_id.clone()),
+        skill: skill.clone(),
+        comment: Some(comment.to_string()),
+    };
+    log.record(&FeedbackRecord::new(judgement, rating, Some(answer)))
+        .with_context(|| log.path().display().to_string())?;
+    Ok(match (rating, skill) {
+        (Rating::Up, _) => "thanks — noted as a good answer (`skillrag tune` learns from confirmed routes)".into(),
+        (Rating::Down, Some(s)) => {
+            format!("thanks — noted: `{s}` should have answered (`skillrag tune` learns from it)")
+        }
+        (Rating::Down, None) => "thanks — noted as a bad answer (`skillrag gaps` lists it)".into(),
+    })
 }
 
 #[derive(serde::Deserialize)]
@@ -331,10 +429,21 @@ fn print_route(route: &Route, accept: f32) {
 pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
     let mut assistant = open_assistant(cli, false)?;
     let skills: Vec<String> = assistant.engine.skills().iter().map(|s| s.id.clone()).collect();
-    let labelled = match &args.labelled {
+    let mut labelled = match &args.labelled {
         Some(path) => skillrag_ask::read_labelled(path, &skills)?,
         None => Vec::new(),
     };
+    if !args.no_feedback {
+        let log = FeedbackLog::new(&assistant.engine.project.state_dir());
+        let (records, unreadable) = log.list().with_context(|| log.path().display().to_string())?;
+        if unreadable > 0 {
+            eprintln!("warning: {}: {unreadable} unreadable line(s) skipped", log.path().display());
+        }
+        let known: std::collections::HashSet<&str> = labelled.iter().map(|l| l.query.as_str()).collect();
+        let from_feedback: Vec<_> =
+            routing_labels(&records, &skills).into_iter().filter(|l| !known.contains(l.query.as_str())).collect();
+        labelled.extend(from_feedback);
+    }
     let model = assistant.tune(labelled)?.clone();
     if cli.json {
         print_json(&model)?;
@@ -349,6 +458,13 @@ pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
     println!("near misses rejected (own skill removed): {:.3}", r.near_miss_rejection);
     println!("calibration error (ECE):            {:.3}", r.calibration_error);
     println!("log loss:                           {:.3}", r.log_loss);
+    if let Some(f) = &r.feedback {
+        println!(
+            "feedback: {} question(s) (confirmed routes, corrected misroutes; their own fold): routed right {}/{} \
+             before learning from them, {}/{} after",
+            f.questions, f.right_before, f.questions, f.right_after, f.questions
+        );
+    }
     println!(
         "thresholds: accept ≥ {:.2}, ambiguous within {:.2}, evidence ≥ {:.2}",
         model.accept, model.margin, model.evidence

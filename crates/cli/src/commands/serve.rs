@@ -4,6 +4,7 @@ use super::{note_if_lexical, open_engine, open_project, print_json};
 use crate::cli::{Cli, GapsArgs, ServeArgs};
 use crate::output::Table;
 use anyhow::{Context, Result};
+use skillrag_ask::GapCause;
 use skillrag_server::{Limits, ServeOptions, Service};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ fn open_service(project: skillrag_engine::Project, args: Option<&ServeArgs>) -> 
     if let Some(a) = args {
         limits.workers = a.workers.unwrap_or(limits.workers);
         limits.queue = a.queue.unwrap_or(limits.queue);
+        limits.max_upload = (a.max_upload_mb as u64).saturating_mul(1024 * 1024);
     }
     let service = Service::open(project, limits).map_err(|e| anyhow::anyhow!(e.message))?;
     report_startup(&service.live().assistant.engine);
@@ -53,7 +55,11 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
     let project = open_project(cli)?;
     let c = &project.config.serve;
     let addr = args.addr.as_deref().unwrap_or(&c.addr);
-    let addr = addr.parse().with_context(|| format!("--addr {addr}: expected HOST:PORT such as 127.0.0.1:8080"))?;
+    let mut addr: std::net::SocketAddr =
+        addr.parse().with_context(|| format!("--addr {addr}: expected HOST:PORT such as 127.0.0.1:8080"))?;
+    if let Some(port) = args.port {
+        addr.set_port(port);
+    }
     let options = ServeOptions {
         // Taken exactly as set: ServeOptions::check refuses whitespace rather than trimming it.
         token: std::env::var("SKILLRAG_API_TOKEN").ok().filter(|t| !t.is_empty()),
@@ -64,6 +70,8 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         header_timeout: Duration::from_secs(c.header_timeout_secs),
         body_timeout: Duration::from_secs(c.body_timeout_secs),
         connections_per_client: c.connections_per_client,
+        allow_writes: args.allow_writes,
+        max_upload: args.max_upload_mb.saturating_mul(1024 * 1024),
         ..ServeOptions::new(addr)
     };
     // Before loading the model: a refused address or weak token should not take seconds to say so.
@@ -117,8 +125,12 @@ pub fn gaps(cli: &Cli, args: &GapsArgs) -> Result<ExitCode> {
     if let Some(s) = &args.skill {
         engine.skill(s)?;
     }
-    let log = skillrag_ask::GapLog::new(&engine.project.state_dir());
-    let (mut gaps, unreadable) = log.list(args.skill.as_deref()).with_context(|| log.path().display().to_string())?;
+    let state = engine.project.state_dir();
+    let log = skillrag_ask::GapLog::new(&state);
+    let feedback = skillrag_ask::FeedbackLog::new(&state);
+    let (judged, _) = feedback.list().with_context(|| feedback.path().display().to_string())?;
+    let (mut gaps, unreadable) =
+        log.list_with_feedback(args.skill.as_deref(), &judged).with_context(|| log.path().display().to_string())?;
     gaps.truncate(args.limit);
     if unreadable > 0 {
         eprintln!("warning: {}: {unreadable} unreadable line(s) skipped", log.path().display());
@@ -131,11 +143,25 @@ pub fn gaps(cli: &Cli, args: &GapsArgs) -> Result<ExitCode> {
         println!("No unanswered questions logged yet ({}).", log.path().display());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = Table::new(&["COUNT", "SKILL", "KIND", "QUESTION"]);
-    for g in &gaps {
-        let skill = g.skill.clone().unwrap_or_else(|| "-".into());
-        table.row(vec![g.count.to_string(), skill, g.kind.as_str().into(), g.query.clone()]);
+    // By cause: what the knowledge lacks, what retrieval answered badly, what went to the wrong skill.
+    for (cause, heading) in [
+        (GapCause::Content, "Not in the knowledge (refused; add a document):"),
+        (GapCause::Retrieval, "Answered badly (rated 👎; the knowledge may hold it, retrieval or the answer missed):"),
+        (GapCause::Routing, "Wrong skill (rated 👎 naming another skill; `skillrag tune` learns from it):"),
+    ] {
+        let of_cause: Vec<_> = gaps.iter().filter(|g| g.cause == cause).collect();
+        if of_cause.is_empty() {
+            continue;
+        }
+        println!("{heading}");
+        let mut table = Table::new(&["COUNT", "SKILL", "KIND", "QUESTION"]);
+        for g in of_cause {
+            let skill = g.skill.clone().unwrap_or_else(|| "-".into());
+            let kind = g.kind.map_or("rated down", |k| k.as_str());
+            table.row(vec![g.count.to_string(), skill, kind.into(), g.query.clone()]);
+        }
+        table.print();
+        println!();
     }
-    table.print();
     Ok(ExitCode::SUCCESS)
 }

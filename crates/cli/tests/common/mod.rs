@@ -444,3 +444,4 @@ pub fn ocr_available() -> bool {
     }
     found
 }
+pub mod server;

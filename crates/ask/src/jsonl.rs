@@ -1,0 +1,118 @@
+//! Append-only JSON-lines logs in the project's state folder (the gaps log, the feedback log):
+//! one write per line, kept open for a server's hot path; unreadable lines (a crash mid-write)
+//! are skipped and counted when read back.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Debug)]
+pub(crate) struct AppendLog {
+    path: PathBuf,
+    /// Opened on the first record and kept open. The lock also keeps concurrent writers of this
+    /// process from interleaving within a line.
+    file: Mutex<Option<std::fs::File>>,
+}
+
+impl AppendLog {
+    pub(crate) fn new(path: PathBuf) -> AppendLog {
+        AppendLog { path, file: Mutex::new(None) }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line.
+    pub(crate) fn append(&self, record: &impl Serialize) -> std::io::Result<()> {
+        let line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if file.is_none() {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            *file = Some(std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?);
+        }
+        match file.as_mut() {
+            // One write per line, so a reader never sees half a record from this process.
+            Some(f) => f.write_all(format!("{line}\n").as_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    /// Every readable record, oldest first, and the number of unreadable lines. A missing log
+    /// is empty.
+    pub(crate) fn read<T: DeserializeOwned>(&self) -> std::io::Result<(Vec<T>, usize)> {
+        let file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+            Err(e) => return Err(e),
+        };
+        let (mut records, mut unreadable) = (Vec::new(), 0);
+        for line in std::io::BufReader::new(file).lines() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(&line) {
+                Ok(r) => records.push(r),
+                Err(_) => unreadable += 1,
+            }
+        }
+        Ok((records, unreadable))
+    }
+}
+
+/// A fresh id such as `a-3f9c0e12b7d54a61`: 64 bits behind a one-letter kind, safe in a URL and
+/// a file name. The bits hash the time and a counter with std's randomly keyed hasher, so ids
+/// differ across processes too (no entropy source crate needed for ids that only must be unique).
+pub(crate) fn new_id(kind: char) -> String {
+    use std::hash::BuildHasher;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let seed = (nanos, COUNTER.fetch_add(1, Ordering::Relaxed), std::process::id());
+    format!("{kind}-{:016x}", std::collections::hash_map::RandomState::new().hash_one(seed))
+}
+
+/// Whether `id` is one [`new_id`] could have made (so it can name a file).
+pub(crate) fn is_id(id: &str, kind: char) -> bool {
+    let mut chars = id.chars();
+    chars.next() == Some(kind)
+        && chars.next() == Some('-')
+        && id.len() == 18
+        && id[2..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_recognised_and_nothing_else() {
+        let id = new_id('c');
+        assert!(is_id(&id, 'c'), "{id}");
+        assert!(!is_id(&id, 'a'));
+        for bad in ["c-", "c-../../etc/passwd", "c-0123456789ABCDEF", "c-0123456789abcde", "c_0123456789abcdef"] {
+            assert!(!is_id(bad, 'c'), "{bad}");
+        }
+    }
+
+    #[test]
+    fn skips_broken_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AppendLog::new(dir.path().join("sub/log.jsonl"));
+        assert_eq!(log.read::<u32>().unwrap(), (vec![], 0));
+        log.append(&1u32).unwrap();
+        std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"{broken\n\n").unwrap();
+        log.append(&2u32).unwrap();
+        assert_eq!(log.read::<u32>().unwrap(), (vec![1, 2], 1));
+    }
+}

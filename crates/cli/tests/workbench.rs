@@ -1,0 +1,305 @@
+//! The knowledge-base workbench (issue 20) over real HTTP and the real CLI: documents uploaded,
+//! listed with their parse status and chunks, deleted (each followed by the same incremental
+//! re-index), saved conversations, feedback on answers and what `tune` and `gaps` make of it,
+//! the retrieval-testing controls, and the small things real clients hit.
+
+mod common;
+
+use common::server::Server;
+use common::{demo_indexed, json_lines, run, skillrag};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/documents").join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn document<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
+    list["documents"].as_array().unwrap().iter().find(|d| d["name"] == name)
+}
+
+fn search_sources(server: &Server, query: &str, skill: &str) -> Vec<String> {
+    let (status, body) = server.post_json("/v1/search", json!({"query": query, "skills": [skill], "k": 5}));
+    assert_eq!(status, 200, "{body}");
+    body["hits"].as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn documents_are_uploaded_listed_and_deleted_with_a_reindex() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let (status, list) = server.get_json("/v1/skills/tea-brewing/documents");
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["writable"], true);
+    let before = list["documents"].as_array().unwrap().len();
+    assert!(before > 0 && list["documents"].as_array().unwrap().iter().all(|d| d["status"] == "indexed"), "{list}");
+
+    // A DOCX and a PDF in one upload; the re-index job starts at once.
+    let (manual, guide) = (fixture("manual.pdf"), fixture("guide.docx"));
+    let (status, body) = server
+        .upload("/v1/skills/tea-brewing/documents", &[("C:\\fakepath\\manual.pdf", &manual), ("guide.docx", &guide)]);
+    assert_eq!(status, 202, "{body}");
+    let names: Vec<&str> = body["documents"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["knowledge/manual.pdf", "knowledge/guide.docx"]);
+    assert!(project.path().join("skills/tea-brewing/knowledge/manual.pdf").is_file());
+    let job = server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    assert_eq!(job["state"], "done", "{job}");
+    assert_eq!(job["report"]["skills"][0]["files_changed"], 2, "{job}");
+
+    let (_, list) = server.get_json("/v1/skills/tea-brewing/documents");
+    let pdf = document(&list, "knowledge/manual.pdf").unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(pdf["status"], "indexed", "{pdf}");
+    assert_eq!(pdf["format"], "PDF");
+    assert_eq!(pdf["pages"], 3, "{pdf}");
+    assert!(pdf["chunks"].as_u64().unwrap() > 0 && pdf["indexed_at"].as_i64().unwrap() > 0, "{pdf}");
+    let docx = document(&list, "knowledge/guide.docx").unwrap();
+    assert_eq!((docx["status"].as_str(), docx["format"].as_str()), (Some("indexed"), Some("DOCX")), "{docx}");
+
+    // Its chunks, and the new knowledge answers searches.
+    let (status, chunks) = server.get_json("/v1/skills/tea-brewing/documents/knowledge%2Fmanual.pdf/chunks");
+    assert_eq!(status, 200, "{chunks}");
+    assert!(chunks["chunks"][0]["pages"].is_array(), "{chunks}");
+    assert!(search_sources(&server, "Tea Brewing Manual", "tea-brewing").contains(&"knowledge/manual.pdf".into()));
+
+    // The same name again: refused unless replacing; nothing written meanwhile.
+    let (status, body) = server.upload("/v1/skills/tea-brewing/documents", &[("manual.pdf", &manual)]);
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("replace=true"), "{body}");
+    let (status, body) = server.upload("/v1/skills/tea-brewing/documents?replace=true", &[("manual.pdf", &manual)]);
+    assert_eq!(status, 202, "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+
+    // Checked like any other input: name, type, content; nothing is written.
+    for (name, bytes, code) in [
+        (".env", &b"SECRET=1"[..], 422),
+        ("tool.exe", &b"MZ"[..], 415),
+        ("fake.pdf", &b"<html>not a pdf</html>"[..], 415),
+        ("notes.md", &b"\x00\x01binary"[..], 415),
+    ] {
+        let (status, body) = server.upload("/v1/skills/tea-brewing/documents", &[(name, bytes)]);
+        assert_eq!(status, code, "{name}: {body}");
+        assert!(!project.path().join("skills/tea-brewing/knowledge").join(name).exists(), "{name} was written");
+    }
+    let (status, body) = server.upload("/v1/skills/no-such-skill/documents", &[("a.md", b"# A")]);
+    assert_eq!(status, 404, "{body}");
+
+    // A broken PDF is saved, then reported by the re-index: failed, with the reason.
+    let broken = fixture("truncated.pdf");
+    let (status, body) = server.upload("/v1/skills/tea-brewing/documents", &[("truncated.pdf", &broken)]);
+    assert_eq!(status, 202, "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    let (_, list) = server.get_json("/v1/skills/tea-brewing/documents");
+    let failed = document(&list, "knowledge/truncated.pdf").unwrap();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(!failed["errors"].as_array().unwrap().is_empty(), "{failed}");
+
+    // Delete: gone from disk, from the list and from search after the re-index.
+    let (status, body) = server.send("DELETE", "/v1/skills/tea-brewing/documents/knowledge%2Fmanual.pdf", None);
+    assert_eq!(status, 202, "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    assert!(!project.path().join("skills/tea-brewing/knowledge/manual.pdf").exists());
+    let (_, list) = server.get_json("/v1/skills/tea-brewing/documents");
+    assert!(document(&list, "knowledge/manual.pdf").is_none(), "{list}");
+    assert!(!search_sources(&server, "Tea Brewing Manual", "tea-brewing").contains(&"knowledge/manual.pdf".into()));
+    let (status, _) = server.send("DELETE", "/v1/skills/tea-brewing/documents/knowledge%2Fmanual.pdf", None);
+    assert_eq!(status, 404);
+    let (status, _) = server.send("DELETE", "/v1/skills/tea-brewing/documents/..%2FSKILL.md", None);
+    assert_eq!(status, 400);
+    assert!(project.path().join("skills/tea-brewing/SKILL.md").is_file());
+}
+
+#[test]
+fn writes_are_off_unless_allowed() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+    let (_, list) = server.get_json("/v1/skills/router-faq/documents");
+    assert_eq!(list["writable"], false);
+    let (status, body) = server.upload("/v1/skills/router-faq/documents", &[("a.md", b"# A\n\ntext")]);
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("--allow-writes"), "{body}");
+    let name = document(&list, "knowledge/faq.md").map_or_else(
+        || list["documents"][0]["name"].as_str().unwrap().to_string(),
+        |d| d["name"].as_str().unwrap().to_string(),
+    );
+    let encoded = name.replace('/', "%2F");
+    let (status, _) = server.send("DELETE", &format!("/v1/skills/router-faq/documents/{encoded}"), None);
+    assert_eq!(status, 403);
+    assert!(project.path().join("skills/router-faq").join(&name).is_file());
+}
+
+#[test]
+fn conversations_are_kept_and_feedback_reaches_gaps() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+    let (status, body) = server.send("POST", "/v1/conversations", None);
+    assert_eq!(status, 201, "{body}");
+    let id = body["conversation"]["id"].as_str().unwrap().to_string();
+
+    let ask = |query: &str| {
+        let (status, answer) = server.post_json("/v1/ask", json!({"query": query, "conversation_id": id}));
+        assert_eq!(status, 200, "{answer}");
+        assert!(answer["answer_id"].as_str().unwrap().starts_with("a-"), "{answer}");
+        answer
+    };
+    let first = ask("劳动合同期限三年，试用期最长可以约定多久？");
+    let second = ask("How do I reset the router?");
+    let (status, saved) = server.get_json(&format!("/v1/conversations/{id}"));
+    assert_eq!(status, 200, "{saved}");
+    let turns = saved["conversation"]["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0]["answer"]["answer_id"], first["answer_id"]);
+    assert_eq!(saved["conversation"]["title"], "劳动合同期限三年，试用期最长可以约定多久？");
+    let (_, listed) = server.get_json("/v1/conversations");
+    assert_eq!(listed["conversations"][0]["id"], id.as_str());
+    assert_eq!(listed["conversations"][0]["turns"], 2);
+    let (status, renamed) = server.send("PATCH", &format!("/v1/conversations/{id}"), Some(json!({"title": "试用期"})));
+    assert_eq!((status, renamed["conversation"]["title"].as_str()), (200, Some("试用期")), "{renamed}");
+
+    // Feedback: a confirmed answer, and a misroute corrected.
+    let (status, up) = server
+        .post_json("/v1/feedback", json!({"query": first["query"], "answer_id": first["answer_id"], "rating": "up"}));
+    assert_eq!(status, 201, "{up}");
+    assert_eq!(up["feedback"]["routed"], json!(["labor-law"]), "stored with the route: {up}");
+    assert!(!up["feedback"]["hits"].as_array().unwrap().is_empty(), "{up}");
+    let down = json!({"answer_id": second["answer_id"], "rating": "down", "skill": "tea-brewing", "comment": "wrong"});
+    let (status, body) = server.post_json("/v1/feedback", down);
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["feedback"]["query"], "How do I reset the router?", "the answer's question: {body}");
+    let (status, body) = server.post_json("/v1/feedback", json!({"query": "x", "rating": "meh"}));
+    assert_eq!(status, 422, "{body}");
+    let (status, body) = server.post_json("/v1/feedback", json!({"query": "x", "rating": "up", "skill": "nope"}));
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = server.post_json("/v1/feedback", json!({"answer_id": "a-0000000000000000", "rating": "up"}));
+    assert_eq!(status, 400, "{body}");
+
+    let log = std::fs::read_to_string(project.path().join(".skillrag/feedback.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 2, "{log}");
+    let (_, gaps) = server.get_json("/v1/gaps");
+    let routing: Vec<&Value> = gaps["gaps"].as_array().unwrap().iter().filter(|g| g["cause"] == "routing").collect();
+    assert_eq!(routing.len(), 1, "{gaps}");
+    assert_eq!(
+        (routing[0]["skill"].as_str(), routing[0]["comments"][0].as_str()),
+        (Some("tea-brewing"), Some("wrong"))
+    );
+
+    let (status, _) = server.send("DELETE", &format!("/v1/conversations/{id}"), None);
+    assert_eq!(status, 204);
+    let (status, body) = server.get_json(&format!("/v1/conversations/{id}"));
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = server.post_json("/v1/ask", json!({"query": "试用期多久？", "conversation_id": id}));
+    assert_eq!(status, 404, "an answer to a deleted conversation is refused: {body}");
+    let (status, _) = server.get_json("/v1/conversations/..%2F..%2Fskillrag.toml");
+    assert!(status == 404 || status == 400, "{status}");
+}
+
+#[test]
+fn retrieval_testing_filters_weights_and_threshold() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &[], &[]);
+    let query = json!({"query": "试用期最长多久", "skills": ["labor-law"], "k": 5, "mode": "bm25"});
+    let (status, all) = server.post_json("/v1/search", query.clone());
+    assert_eq!(status, 200, "{all}");
+    let hits = all["hits"].as_array().unwrap().len();
+    assert!(hits > 0);
+    let mut strict = query.clone();
+    strict["min_score"] = json!(1e9);
+    let (_, none) = server.post_json("/v1/search", strict);
+    assert_eq!((none["hits"].as_array().unwrap().len(), none["filtered"].as_u64()), (0, Some(hits as u64)), "{none}");
+    let mut glob = query.clone();
+    glob["source"] = json!("knowledge/no-such-*.md");
+    let (_, empty) = server.post_json("/v1/search", glob);
+    assert!(empty["hits"].as_array().unwrap().is_empty(), "{empty}");
+    let mut weighted = query.clone();
+    weighted["mode"] = json!("hybrid");
+    weighted["bm25_weight"] = json!(2.0);
+    weighted["dense_weight"] = json!(0.5);
+    weighted["doc_types"] = json!(["legal", "general", "faq", "technical"]);
+    let (status, body) = server.post_json("/v1/search", weighted);
+    assert_eq!(status, 200, "{body}");
+    for (field, value) in [("doc_types", json!(["poems"])), ("bm25_weight", json!(-1.0)), ("source", json!("[oops"))] {
+        let mut bad = query.clone();
+        bad[field] = value;
+        let (status, body) = server.post_json("/v1/search", bad);
+        assert_eq!(status, 422, "{field}: {body}");
+    }
+}
+
+#[test]
+fn openai_clients_get_models_by_id_and_clear_refusals() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--port", "0"], &[]);
+    assert!(server.base.starts_with("http://127.0.0.1:"), "--port listens on loopback: {}", server.base);
+    let (status, model) = server.get_json("/v1/models/skillrag/labor-law");
+    assert_eq!((status, model["id"].as_str()), (200, Some("skillrag/labor-law")), "{model}");
+    let (status, _) = server.get_json("/v1/models/skillrag/nope");
+    assert_eq!(status, 404);
+    let messages = json!([{"role": "user", "content": "试用期多久？"}]);
+    let tools = json!([{"type": "function", "function": {"name": "f", "parameters": {}}}]);
+    let (status, body) = server
+        .post_json("/v1/chat/completions", json!({"model": "skillrag/auto", "messages": messages, "tools": tools}));
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("tools"), "{body}");
+    let json_mode = json!({"model": "skillrag/auto", "messages": messages, "response_format": {"type": "json_object"}});
+    let (status, body) = server.post_json("/v1/chat/completions", json_mode);
+    assert_eq!(status, 400, "{body}");
+    let text_mode = json!({"model": "skillrag/auto", "messages": messages, "response_format": {"type": "text"}});
+    let (status, body) = server.post_json("/v1/chat/completions", text_mode);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn chat_saves_resumes_and_learns_from_feedback() {
+    let project = demo_indexed();
+    let dir = project.path();
+    let chat = skillrag(dir, &["chat", "--json"]);
+    let input = "劳动合同期限三年，试用期最长可以约定多久？\n/good\nHow do I reset the router?\n/bad tea-brewing not about tea\n";
+    let (answers, out) = json_lines(chat, input);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(answers.len(), 2);
+    let saved: Vec<_> = std::fs::read_dir(dir.join(".skillrag/conversations")).unwrap().flatten().collect();
+    assert_eq!(saved.len(), 1);
+    let id = saved[0].file_name().to_string_lossy().trim_end_matches(".json").to_string();
+    let feedback = std::fs::read_to_string(dir.join(".skillrag/feedback.jsonl")).unwrap();
+    let records: Vec<Value> = feedback.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 2, "{feedback}");
+    assert_eq!(
+        (records[0]["rating"].as_str(), records[0]["answer_id"].clone()),
+        (Some("up"), answers[0]["answer_id"].clone())
+    );
+    assert_eq!(
+        (records[1]["skill"].as_str(), records[1]["comment"].as_str()),
+        (Some("tea-brewing"), Some("not about tea"))
+    );
+
+    // Resumed: the follow-up is read against the saved turns and saved with them.
+    let resumed = skillrag(dir, &["chat", "--json", "--resume", &id]);
+    let (more, out) = json_lines(resumed, "那工资呢？\n");
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(more.len(), 1);
+    let conversation: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(format!(".skillrag/conversations/{id}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(conversation["turns"].as_array().unwrap().len(), 3);
+    let unknown = skillrag(dir, &["chat", "--resume", "c-0000000000000000"]);
+    let (_, out) = json_lines(unknown, "");
+    assert!(!out.status.success());
+    assert!(common::stderr(&out).contains("no conversation"), "{}", common::stderr(&out));
+
+    // tune takes both judgements as labelled questions in a fold of their own, and says so.
+    let tune = run(dir, &["tune"]);
+    let said = String::from_utf8_lossy(&tune.stdout);
+    assert!(said.contains("feedback: 2 question(s)"), "{said}");
+    let router: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".skillrag/router.json")).unwrap()).unwrap();
+    let labelled: Vec<&Value> =
+        router["labelled"].as_array().unwrap().iter().filter(|l| l["feedback"] == true).collect();
+    assert_eq!(labelled.len(), 2, "{router}");
+    let no_feedback = run(dir, &["tune", "--no-feedback"]);
+    assert!(!String::from_utf8_lossy(&no_feedback.stdout).contains("feedback:"));
+
+    // gaps: the misroute under its cause.
+    let gaps = run(dir, &["gaps"]);
+    let said = String::from_utf8_lossy(&gaps.stdout);
+    assert!(said.contains("Wrong skill") && said.contains("How do I reset the router?"), "{said}");
+}
