@@ -5,109 +5,13 @@
 
 mod common;
 
+use common::server::{parse, response, Server};
 use common::{demo_indexed, json as cli_json, json_lines, llm_server, run, skillrag, Fault, FaultProxy};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// A running `skillrag serve`, killed on drop.
-struct Server {
-    child: Child,
-    base: String,
-    agent: ureq::Agent,
-}
-
-impl Server {
-    fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut cmd = skillrag(dir, &["serve", "--addr", "127.0.0.1:0"]);
-        cmd.args(args).envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("start skillrag serve");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                eprintln!("[serve] {line}");
-                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-                    let _ = tx.send(url.to_string());
-                }
-            }
-        });
-        let base = rx.recv_timeout(Duration::from_secs(120)).expect("skillrag serve did not report its address");
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(120)))
-            .build()
-            .into();
-        Server { child, base, agent }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    fn get(&self, path: &str) -> (u16, String, Vec<(String, String)>) {
-        response(self.agent.get(self.url(path)).call())
-    }
-
-    fn post(&self, path: &str, body: &str) -> (u16, String, Vec<(String, String)>) {
-        response(self.agent.post(self.url(path)).header("content-type", "application/json").send(body))
-    }
-
-    fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
-        let (status, text, _) = self.post(path, &body.to_string());
-        (status, parse(&text))
-    }
-
-    fn get_json(&self, path: &str) -> (u16, Value) {
-        let (status, text, _) = self.get(path);
-        (status, parse(&text))
-    }
-
-    /// A request written byte for byte, so paths reach the server exactly as given.
-    fn raw_get(&self, path: &str) -> u16 {
-        let addr = self.base.trim_start_matches("http://");
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
-    }
-
-    /// Sends SIGTERM and waits for a clean exit.
-    fn stop(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "serve did not stop within 30 s of SIGTERM");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn response(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, String, Vec<(String, String)>) {
-    let mut r = r.expect("HTTP request failed");
-    let headers =
-        r.headers().iter().map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string())).collect();
-    (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default(), headers)
-}
-
-fn parse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
@@ -748,24 +652,88 @@ fn web_page_in_headless_chromium() {
     let node_path = client_tool("SKILLRAG_TEST_NODE_PATH");
     let chromium = client_tool("SKILLRAG_TEST_CHROMIUM");
     let project = demo_indexed();
-    let server = Server::start(project.path(), &[], &[]);
+    // The page uploads and deletes documents (the Documents tab).
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
     let screenshots = tempfile::tempdir().unwrap();
+    let documents = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/documents");
     let mut node = Command::new("node");
     node.arg(script("web/e2e.mjs"))
         .arg(&server.base)
         .arg(screenshots.path())
         .env("NODE_PATH", node_path)
-        .env("SKILLRAG_TEST_CHROMIUM", chromium);
+        .env("SKILLRAG_TEST_CHROMIUM", chromium)
+        .env("SKILLRAG_E2E_DOCX", documents.join("guide.docx"))
+        .env("SKILLRAG_E2E_PDF", documents.join("manual.pdf"))
+        .env("SKILLRAG_E2E_PDF_V2", documents.join("manual-cid.pdf"));
     run_checked(node, "web page end to end");
-    for shot in ["chat.png", "chat-picture.png", "retrieval.png", "index.png"] {
+    let shots = [
+        "chat.png",
+        "chat-picture.png",
+        "retrieval.png",
+        "retrieval-controls.png",
+        "index.png",
+        "documents.png",
+        "conversations.png",
+        "feedback.png",
+        "gaps.png",
+    ];
+    for shot in shots {
         let size = std::fs::metadata(screenshots.path().join(shot)).map_or(0, |m| m.len());
         assert!(size > 10_000, "{shot} is missing or blank ({size} bytes)");
     }
-    // SKILLRAG_SCREENSHOTS=docs/screenshots keeps them (how the committed ones were made; not
-    // chat-picture*.png, whose cited picture is stood in for: the committed ones show a real
-    // answer from an indexed scan).
+
+    // What the page did, as the server kept it: the uploaded PDF indexed, the deleted DOCX gone,
+    // the renamed conversation with its two turns, and the 👎 naming another skill as a routing gap.
+    let (status, tea) = server.get_json("/v1/skills/tea-brewing/documents");
+    assert_eq!(status, 200, "{tea}");
+    let pdf = tea["documents"].as_array().unwrap().iter().find(|d| d["name"] == "knowledge/manual.pdf");
+    assert!(pdf.is_some_and(|d| d["status"] == "indexed" && d["chunks"].as_u64() > Some(0)), "{tea}");
+    let (_, router) = server.get_json("/v1/skills/router-faq/documents");
+    assert!(!router["documents"].as_array().unwrap().iter().any(|d| d["name"] == "knowledge/guide.docx"), "{router}");
+    assert!(!project.path().join("skills/router-faq/knowledge/guide.docx").exists());
+    let (_, conversations) = server.get_json("/v1/conversations");
+    let renamed = conversations["conversations"].as_array().unwrap().iter().find(|c| c["title"] == "Tea questions");
+    assert!(renamed.is_some_and(|c| c["turns"] == 2), "{conversations}");
+    let (_, gaps) = server.get_json("/v1/gaps");
+    let gaps = gaps["gaps"].as_array().unwrap();
+    assert!(
+        gaps.iter().any(|g| g["cause"] == "routing" && g["query"] == "How should I store white tea?"),
+        "the 👎 naming tea-brewing is not a routing gap: {gaps:?}"
+    );
+    // Both ratings are stored with the answer they judge (found by its answer_id).
+    let log = std::fs::read_to_string(project.path().join(".skillrag/feedback.jsonl")).unwrap_or_default();
+    let records: Vec<Value> = log.lines().map(parse).collect();
+    let up = records.iter().find(|r| r["rating"] == "up");
+    assert!(up.is_some_and(|r| r["routed"] == json!(["tea-brewing"]) && r["answer_id"].is_string()), "{log}");
+    let down = records.iter().find(|r| r["rating"] == "down");
+    assert!(
+        down.is_some_and(|r| r["skill"] == "tea-brewing"
+            && r["routed"] == json!(["router-faq"])
+            && r["comment"].is_string()),
+        "{log}"
+    );
+    // tune learns from the page's feedback: the misroute names its skill; the 👍 was on a route
+    // the user forced with the skill picker, which says nothing about the router.
+    let tuned = run(project.path(), &["tune"]);
+    let said = String::from_utf8_lossy(&tuned.stdout);
+    assert!(said.contains("feedback: 1 question(s)"), "{said}");
+
+    // SKILLRAG_SCREENSHOTS=$PWD/docs/screenshots keeps them (an absolute path: the test runs in
+    // crates/cli), which is how the committed ones were made; not chat-picture*.png, whose cited
+    // picture is stood in for: the committed ones show a real answer from an indexed scan.
     if let Some(keep) = std::env::var_os("SKILLRAG_SCREENSHOTS") {
-        for shot in ["chat.png", "chat-refusal.png", "retrieval.png", "index.png"] {
+        let kept = [
+            "chat.png",
+            "chat-refusal.png",
+            "retrieval.png",
+            "retrieval-controls.png",
+            "index.png",
+            "documents.png",
+            "conversations.png",
+            "feedback.png",
+            "gaps.png",
+        ];
+        for shot in kept {
             std::fs::create_dir_all(&keep).unwrap();
             std::fs::copy(screenshots.path().join(shot), Path::new(&keep).join(shot)).unwrap();
         }

@@ -69,6 +69,9 @@ fn documents_are_uploaded_listed_and_deleted_with_a_reindex() {
     let (status, body) = server.upload("/v1/skills/tea-brewing/documents?replace=true", &[("manual.pdf", &manual)]);
     assert_eq!(status, 202, "{body}");
     server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    // The same bytes again: indexing finds nothing changed, and neither does the list.
+    let (_, list) = server.get_json("/v1/skills/tea-brewing/documents");
+    assert_eq!(document(&list, "knowledge/manual.pdf").unwrap()["status"], "indexed", "{list}");
 
     // Checked like any other input: name, type, content; nothing is written.
     for (name, bytes, code) in [

@@ -1,4 +1,6 @@
-// skillrag web page: chat with citations, retrieval testing, index status.
+// skillrag web page, a knowledge-base workbench: chat with citations in stored conversations
+// (with feedback on answers), a skill's documents (upload, delete, chunks), retrieval testing,
+// knowledge gaps and index status.
 // Plain ES2020; talks to the HTTP API of `skillrag serve` (docs/http-api.md). Its one
 // dependency is markdown-it (assets/markdown-it.min.js, vendored and embedded, loaded before
 // this file) to render answers and passages as Markdown: a CommonMark-tested parser whose
@@ -8,7 +10,10 @@
 
 (() => {
   const TOKEN_KEY = 'skillrag.token';
+  const CONVERSATION_KEY = 'skillrag.conversation';
+  const DOCS_SKILL_KEY = 'skillrag.docs-skill';
   const POLL_MS = 500;
+  const DOCS_POLL_MS = 1000;
 
   // ---------------------------------------------------------------------------------------
   // Small helpers
@@ -72,6 +77,35 @@
     while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
     return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
   }
+
+  function toDate(t) {
+    if (t === null || t === undefined || t === '') return null;
+    // Unix seconds (the API's timestamps), milliseconds, or an ISO string.
+    const d = typeof t === 'number' ? new Date(t > 1e12 ? t : t * 1000) : new Date(t);
+    return Number.isNaN(d.getTime()) ? null : d;
+  }
+
+  /** `2026-12-03 18:02` in local time, or '' for no time. */
+  function formatTime(t) {
+    const d = toDate(t);
+    if (!d) return '';
+    const p = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+  }
+
+  /** `just now`, `5 min ago`, `3 h ago`, else the date. */
+  function ago(t) {
+    const d = toDate(t);
+    if (!d) return '';
+    const s = (Date.now() - d.getTime()) / 1000;
+    if (s < 60) return 'just now';
+    if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+    if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+    return formatTime(t).slice(0, 10);
+  }
+
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const enc = encodeURIComponent;
 
   // `skill/source`, or the project path alone for a shared folder's document (`/shared/…`).
   function citedPath(cit) {
@@ -201,6 +235,19 @@
   /** Wraps an async event handler so that a failure always ends in the banner. */
   const guard = (fn) => (...args) => Promise.resolve().then(() => fn(...args)).catch(report);
 
+  /** Asks in the page's own dialog (not window.confirm); resolves true for OK. */
+  function confirmDialog(message, okLabel = 'OK') {
+    const dialog = $('#confirm-view');
+    $('#confirm-text').textContent = message;
+    $('#confirm-ok').textContent = okLabel;
+    dialog.returnValue = '';
+    return new Promise((resolve) => {
+      dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
+      dialog.showModal();
+      $('#confirm-cancel').focus();
+    });
+  }
+
   const token = () => localStorage.getItem(TOKEN_KEY) || '';
 
   function headers(json) {
@@ -254,16 +301,20 @@
   const state = {
     skills: [],           // SkillStatus objects from GET /v1/skills
     models: [],           // model ids from GET /v1/models
-    messages: [],         // the conversation sent as `messages`
+    conversation: null,   // {id, title} of the conversation shown, null before its first question
+    conversations: [],    // summaries from GET /v1/conversations, newest first
     streaming: null,      // AbortController of the answer being streamed
-    polling: null,        // timer of the index-job poll
+    polling: null,        // timer of the index-job poll (Index tab)
+    docs: null,           // GET /v1/skills/{skill}/documents of the skill shown
+    docsPolling: null,    // timer of the re-index poll after an upload or delete
+    pendingUpload: null,  // files waiting for "Replace" after a name conflict
     loaded: false,
   };
 
   // ---------------------------------------------------------------------------------------
   // Tabs
 
-  const VIEWS = ['chat', 'retrieval', 'index'];
+  const VIEWS = ['chat', 'documents', 'retrieval', 'gaps', 'index'];
 
   function currentView() {
     const v = location.hash.replace(/^#/, '');
@@ -279,6 +330,8 @@
       tab.setAttribute('aria-selected', String(v === view));
     }
     if (view === 'index') guard(refreshIndexView)();
+    if (view === 'documents') guard(showDocuments)();
+    if (view === 'gaps') guard(loadGaps)();
     if (view === 'chat') $('#chat-input').focus();
     if (view === 'retrieval') $('#search-input').focus();
   }
@@ -303,6 +356,8 @@
     const body = await api('GET', '/v1/skills');
     state.skills = Array.isArray(body) ? body : body.skills || [];
     fillSearchSkills();
+    fillDocsSkills();
+    fillGapsSkills();
     return state.skills;
   }
 
@@ -354,6 +409,9 @@
     await loadSkills();
     await loadModels();
     state.loaded = true;
+    if (currentView() === 'documents') await loadDocuments();
+    await loadConversations();
+    await resumeConversation();
   }
 
   // ---------------------------------------------------------------------------------------
@@ -418,7 +476,8 @@
     }
   }
 
-  function renderRoute(meta, extras, model) {
+  /** The route under an answer, from the Answer JSON (`route`, `timings_ms`). */
+  function renderRoute(meta, extras) {
     meta.textContent = '';
     const route = extras && extras.route;
     if (!route) return;
@@ -432,7 +491,6 @@
     if (typeof route.confidence === 'number') parts.push(`confidence ${route.confidence.toFixed(2)}`);
     const total = extras.timings_ms && extras.timings_ms.total;
     if (typeof total === 'number') parts.push(` · ${Math.round(total)} ms`);
-    if (model && model !== 'skillrag/auto') parts.push(` · model ${model}`);
     meta.append('route: ', ...parts);
     meta.dataset.testid = 'route';
   }
@@ -444,12 +502,13 @@
   }
 
   /**
-   * POSTs a streaming chat completion and calls onChunk for every parsed `data:` event, until
-   * `[DONE]` or the end of the body. Falls back to a plain JSON completion if the server answers
-   * without SSE.
+   * POSTs a question to /v1/ask with `stream: true` and calls onText for every `text` event
+   * (a checked sentence of an LLM answer); resolves with the Answer JSON of the `answer` event.
+   * An `error` event rejects with its ApiError. A server that answers without SSE gives the
+   * Answer JSON directly.
    */
-  async function streamChat(body, signal, onChunk) {
-    const res = await fetch('/v1/chat/completions', {
+  async function streamAsk(body, signal, onText) {
+    const res = await fetch('/v1/ask', {
       method: 'POST',
       headers: { ...headers(true), Accept: 'text/event-stream' },
       body: JSON.stringify(body),
@@ -457,30 +516,33 @@
     });
     await check(res);
     const type = res.headers.get('Content-Type') || '';
-    if (!type.includes('text/event-stream')) {
-      const full = await res.json();
-      const choice = (full.choices || [])[0] || {};
-      onChunk({ ...full, choices: [{ index: 0, delta: { content: (choice.message || {}).content || '' }, finish_reason: 'stop' }] });
-      return;
-    }
+    if (!type.includes('text/event-stream')) return res.json();
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     let buffer = '';
+    let event = '';
     let data = [];
+    let answer = null;
     const dispatch = () => {
-      if (!data.length) return false;
+      const name = event || 'message';
       const payload = data.join('\n');
+      event = '';
       data = [];
-      if (payload.trim() === '[DONE]') return true;
-      let chunk;
+      if (!payload) return;
+      let parsed;
       try {
-        chunk = JSON.parse(payload);
+        parsed = JSON.parse(payload);
       } catch (_) {
         throw new Error(`unreadable stream event: ${payload.slice(0, 120)}`);
       }
-      if (chunk && chunk.error) throw new ApiError(chunk.error.code || 500, chunk, 'stream error');
-      onChunk(chunk);
-      return false;
+      if (name === 'error' || (parsed && parsed.error)) {
+        throw new ApiError((parsed && parsed.error && parsed.error.code) || 500, parsed, 'stream error');
+      }
+      if (name === 'text') {
+        if (parsed && typeof parsed.text === 'string') onText(parsed.text);
+      } else if (name === 'answer') {
+        answer = parsed;
+      }
     };
     for (;;) {
       const { value, done } = await reader.read();
@@ -489,18 +551,64 @@
       while ((nl = buffer.search(/\r\n|\r|\n/)) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + (buffer.startsWith('\r\n', nl) ? 2 : 1));
-        if (line === '') {
-          if (dispatch()) { reader.cancel().catch(() => {}); return; }
-        } else if (line.startsWith('data:')) {
-          data.push(line.slice(5).replace(/^ /, ''));
-        } // `event:`, `id:`, `retry:` and `:` comments are ignored
+        if (line === '') dispatch();
+        else if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        // `id:`, `retry:` and `:` comments are ignored
       }
       if (done) {
         if (buffer.startsWith('data:')) data.push(buffer.slice(5).replace(/^ /, ''));
         dispatch();
-        return;
+        break;
       }
     }
+    if (!answer) throw new Error('the answer stream ended without an answer');
+    return answer;
+  }
+
+  /** An Answer's citation with the passage it cites (its context piece's text). */
+  function withText(answer, cit) {
+    if (typeof cit.text === 'string' && cit.text) return cit;
+    const pieces = (answer.context && answer.context.pieces) || [];
+    const piece = pieces.find((p) => Number(p.n) === Number(cit.context_n));
+    return { ...cit, text: piece ? piece.text : '' };
+  }
+
+  /** The answer as plain text with its sources under it, as the CLI prints it. */
+  function plainAnswer(text, citations) {
+    const notes = citations.map((c) => {
+      const pages = formatPages(c.pages);
+      return `[${c.n}] ${citedPath(c)}${pages ? ` ${pages}` : ''}${c.heading ? ` › ${c.heading}` : ''}`;
+    });
+    return notes.length ? `${text}\n\n${notes.join('\n')}` : text;
+  }
+
+  function appendQuestion(question) {
+    const msg = appendMessage('user');
+    msg.bubble.textContent = question;
+    msg.meta.remove();
+    return msg;
+  }
+
+  /** Renders a finished answer (streamed now or loaded with its conversation) into `msg`. */
+  function finishAnswer(msg, question, answer, conversationId) {
+    msg.node.classList.remove('streaming');
+    const citations = (answer.citations || []).map((c) => withText(answer, c));
+    const refusal = answer.refusal;
+    const text = answer.answer || (refusal && refusal.message) || '';
+    if (refusal) renderRefusal(msg, refusal, text);
+    else renderAnswer(msg.bubble, text, citations);
+    renderRoute(msg.meta, answer);
+    msg.node.dataset.state = 'done';
+    msg.node.dataset.refusal = refusal ? refusal.kind || 'unknown' : '';
+    if (answer.answer_id) msg.node.dataset.answerId = answer.answer_id;
+    msg.node.append(answerActions(question, answer, plainAnswer(text, citations), conversationId));
+  }
+
+  function setStreaming(on) {
+    $('#send').hidden = on;
+    $('#stop').hidden = !on;
+    if (on) $('#stop').focus();
   }
 
   async function sendMessage() {
@@ -511,67 +619,344 @@
     clearError();
     input.value = '';
     const skill = $('#skill-picker').value || 'auto';
-    const model = `skillrag/${skill}`;
 
-    const userMsg = appendMessage('user');
-    userMsg.bubble.textContent = question;
-    userMsg.meta.remove();
-    state.messages.push({ role: 'user', content: question });
-
+    appendQuestion(question);
     const msg = appendMessage('assistant');
     msg.node.classList.add('streaming');
     let text = '';
-    let extras = null;
-    let citations = [];
     const controller = new AbortController();
     state.streaming = controller;
-    $('#send').disabled = true;
+    setStreaming(true);
 
     try {
-      await streamChat({ model, messages: state.messages, stream: true }, controller.signal, (chunk) => {
-        const choice = (chunk.choices || [])[0];
-        const piece = choice && choice.delta && choice.delta.content;
-        if (chunk.citations) citations = chunk.citations;
-        if (chunk.skillrag) extras = chunk.skillrag;
-        if (piece) {
-          text += piece;
-          // The whole text again: a table or list is only Markdown once its lines are in.
-          renderAnswer(msg.bubble, text, citations);
-          scrollChat();
-        }
+      const conversationId = await ensureConversation(controller.signal);
+      const req = { query: question, stream: true, conversation_id: conversationId };
+      if (skill !== 'auto') req.skill = skill;
+      const answer = await streamAsk(req, controller.signal, (piece) => {
+        text += piece;
+        // The whole text again: a table or list is only Markdown once its lines are in.
+        renderAnswer(msg.bubble, text, []);
+        scrollChat();
       });
-      msg.node.classList.remove('streaming');
-      const refusal = extras && extras.refusal;
-      if (refusal) renderRefusal(msg, refusal, text);
-      else renderAnswer(msg.bubble, text, citations);
-      renderRoute(msg.meta, extras, model);
-      msg.node.dataset.state = 'done';
-      msg.node.dataset.refusal = refusal ? refusal.kind || 'unknown' : '';
-      state.messages.push({ role: 'assistant', content: text });
+      finishAnswer(msg, question, answer, conversationId);
+      // The list shows the new turn count (and the title the first question gave).
+      guard(loadConversations)();
     } catch (err) {
       msg.node.classList.remove('streaming');
-      msg.node.classList.add('failed');
-      msg.node.dataset.state = 'error';
-      msg.bubble.textContent = text || (err && err.name === 'AbortError' ? '(stopped)' : describe(err));
-      // The question got no answer: take it out of the history so a retry starts clean.
-      state.messages.pop();
+      const stopped = err && err.name === 'AbortError';
+      msg.node.classList.add(stopped ? 'stopped' : 'failed');
+      msg.node.dataset.state = stopped ? 'stopped' : 'error';
+      if (stopped) {
+        renderAnswer(msg.bubble, text, []);
+        msg.bubble.append(el('div', { class: 'stopped-note', text: '(stopped)' }));
+      } else {
+        msg.bubble.textContent = text || describe(err);
+      }
+      if (!stopped && !input.value) input.value = question; // to retry
       throw err;
     } finally {
       state.streaming = null;
-      $('#send').disabled = false;
+      setStreaming(false);
       scrollChat();
       input.focus();
     }
   }
 
-  function newConversation() {
+  function stopAnswer() {
     if (state.streaming) state.streaming.abort();
-    state.messages = [];
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Conversations: stored by the server; the one shown is remembered across reloads
+
+  function setConversation(conv) {
+    state.conversation = conv ? { id: conv.id, title: conv.title || '' } : null;
+    if (conv) localStorage.setItem(CONVERSATION_KEY, conv.id);
+    else localStorage.removeItem(CONVERSATION_KEY);
+    const title = $('#conv-title');
+    title.textContent = conv ? conv.title || 'Untitled conversation' : 'New conversation';
+    title.dataset.id = conv ? conv.id : '';
+    for (const item of document.querySelectorAll('.conv-item')) {
+      const active = Boolean(conv) && item.dataset.id === conv.id;
+      item.classList.toggle('active', active);
+      const open = item.querySelector('.conv-open');
+      if (open) open.setAttribute('aria-current', String(active));
+    }
+  }
+
+  /** The conversation of the next question: created on the first one. */
+  async function ensureConversation(signal) {
+    if (state.conversation) return state.conversation.id;
+    const body = await api('POST', '/v1/conversations', {}, { signal });
+    const conv = body && body.conversation;
+    if (!conv || !conv.id) throw new Error('the server did not create a conversation');
+    setConversation(conv);
+    return conv.id;
+  }
+
+  function clearChatLog(message) {
     const log = $('#chat-log');
     log.textContent = '';
-    log.append(el('div', { class: 'empty', id: 'chat-empty', text: 'New conversation. Ask a question.' }));
+    if (message) log.append(el('div', { class: 'empty', id: 'chat-empty', text: message }));
+  }
+
+  function newConversation() {
+    if (state.streaming) state.streaming.abort();
+    setConversation(null);
+    clearChatLog('New conversation. Ask a question.');
     closePanel();
     clearError();
+    renderConversations();
+    $('#chat-input').focus();
+  }
+
+  async function loadConversations() {
+    const body = await api('GET', '/v1/conversations');
+    state.conversations = (body && body.conversations) || [];
+    // The server titles a conversation after its first question.
+    const current = state.conversation && state.conversations.find((c) => c.id === state.conversation.id);
+    if (current && (current.title || '') !== state.conversation.title) setConversation(current);
+    renderConversations();
+  }
+
+  function renderConversations() {
+    const list = $('#conv-list');
+    list.textContent = '';
+    // A conversation whose first question never got an answer (stopped, failed) has nothing to
+    // resume; it is listed only while it is the open one.
+    const shown = state.conversations.filter((c) => c.turns > 0 || (state.conversation && state.conversation.id === c.id));
+    if (!shown.length) {
+      list.append(el('li', { class: 'conv-empty', text: 'No conversations yet.' }));
+      return;
+    }
+    for (const c of shown) list.append(conversationItem(c));
+  }
+
+  function conversationItem(c) {
+    const active = Boolean(state.conversation) && state.conversation.id === c.id;
+    const title = c.title || 'Untitled conversation';
+    const turns = typeof c.turns === 'number' ? c.turns : (c.turns || []).length;
+    const item = el('li', { class: `conv-item${active ? ' active' : ''}`, dataset: { testid: 'conversation-item', id: c.id } });
+    const open = el('button', {
+      type: 'button', class: 'conv-open', title, 'aria-current': String(active),
+      dataset: { testid: 'conversation-open' }, onclick: guard(() => openConversation(c.id)),
+    }, el('span', { class: 'conv-name', dataset: { testid: 'conversation-name' }, text: title }),
+    el('span', { class: 'conv-meta', text: `${plural(turns, 'turn')} · ${ago(c.updated || c.created)}` }));
+    const rename = el('button', {
+      type: 'button', class: 'icon conv-action', title: 'Rename', 'aria-label': `Rename the conversation “${title}”`,
+      dataset: { testid: 'conversation-rename' }, text: '✎', onclick: () => startRename(item, c),
+    });
+    const remove = el('button', {
+      type: 'button', class: 'icon conv-action', title: 'Delete', 'aria-label': `Delete the conversation “${title}”`,
+      dataset: { testid: 'conversation-delete' }, text: '×', onclick: guard(() => deleteConversation(c)),
+    });
+    item.append(open, rename, remove);
+    return item;
+  }
+
+  /** Inline rename: Enter (or leaving the field) saves, Escape cancels. */
+  function startRename(item, c) {
+    const input = el('input', {
+      type: 'text', class: 'conv-rename', value: c.title || '', maxlength: 200,
+      'aria-label': 'Conversation title', dataset: { testid: 'conversation-title-input' },
+    });
+    let finished = false;
+    const finish = guard(async (save) => {
+      if (finished) return;
+      finished = true;
+      try {
+        const title = input.value.trim();
+        if (!save || !title || title === c.title) return;
+        const body = await api('PATCH', `/v1/conversations/${enc(c.id)}`, { title });
+        c.title = (body && body.conversation && body.conversation.title) || title;
+        if (state.conversation && state.conversation.id === c.id) setConversation({ id: c.id, title: c.title });
+      } finally {
+        renderConversations();
+      }
+    });
+    input.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter' && !ev.isComposing) { ev.preventDefault(); finish(true); }
+      if (ev.key === 'Escape') { ev.preventDefault(); ev.stopPropagation(); finish(false); }
+    });
+    input.addEventListener('blur', () => finish(true));
+    item.textContent = '';
+    item.append(input);
+    input.focus();
+    input.select();
+  }
+
+  async function deleteConversation(c) {
+    const title = c.title || 'Untitled conversation';
+    const turns = typeof c.turns === 'number' ? c.turns : (c.turns || []).length;
+    if (!await confirmDialog(`Delete the conversation “${title}” and its ${plural(turns, 'turn')}?`, 'Delete')) return;
+    await api('DELETE', `/v1/conversations/${enc(c.id)}`);
+    if (state.conversation && state.conversation.id === c.id) newConversation();
+    await loadConversations();
+  }
+
+  /** Shows a stored conversation, turn by turn, and makes it the current one. */
+  async function openConversation(id) {
+    if (state.streaming) state.streaming.abort();
+    const body = await api('GET', `/v1/conversations/${enc(id)}`);
+    const conv = body && body.conversation;
+    if (!conv) throw new Error(`conversation ${id} came back empty`);
+    closePanel();
+    clearError();
+    setConversation(conv);
+    const turns = conv.turns || [];
+    clearChatLog(turns.length ? '' : 'No questions in this conversation yet.');
+    for (const turn of turns) {
+      appendQuestion(turn.question);
+      const msg = appendMessage('assistant');
+      if (turn.answer) {
+        finishAnswer(msg, turn.question, turn.answer, conv.id);
+      } else {
+        msg.node.dataset.state = 'error';
+        msg.node.classList.add('failed');
+        msg.bubble.textContent = '(no answer was saved)';
+      }
+    }
+    renderConversations();
+    scrollChat();
+  }
+
+  /** After a reload: the conversation that was open, if the server still has it. */
+  async function resumeConversation() {
+    const id = localStorage.getItem(CONVERSATION_KEY);
+    if (!id || state.conversation || $('#chat-log').querySelector('.msg')) return;
+    try {
+      await openConversation(id);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        setConversation(null);
+        return;
+      }
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Answer actions: copy, feedback
+
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      try {
+        await navigator.clipboard.writeText(text);
+        return;
+      } catch (_) { /* denied: fall back */ }
+    }
+    const area = el('textarea', { class: 'copy-buffer', readonly: true, 'aria-hidden': 'true', tabindex: '-1' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    let ok = false;
+    try {
+      ok = document.execCommand('copy');
+    } finally {
+      area.remove();
+    }
+    if (!ok) throw new Error('the browser did not allow copying; select the text and copy it instead');
+  }
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+
+  /** A thumb icon (drawn here: the page loads no icon font, and emoji fonts are not everywhere). */
+  function thumbIcon(down) {
+    const svg = document.createElementNS(SVG_NS, 'svg');
+    svg.setAttribute('viewBox', '0 0 24 24');
+    svg.setAttribute('width', '16');
+    svg.setAttribute('height', '16');
+    svg.setAttribute('aria-hidden', 'true');
+    svg.setAttribute('class', `thumb-icon${down ? ' down' : ''}`);
+    for (const d of ['M3 10h3v11H3z', 'M6 11l4-8c1.5 0 2.5 1 2.5 2.5V9H19c1.3 0 2.2 1.2 1.9 2.5l-1.5 7.5c-.2 1.2-1.2 2-2.4 2H6z']) {
+      const path = document.createElementNS(SVG_NS, 'path');
+      path.setAttribute('d', d);
+      svg.append(path);
+    }
+    return svg;
+  }
+
+  /** Copy, 👍 and 👎 (with "wrong skill" and a comment) under an answer. */
+  function answerActions(question, answer, copyable, conversationId) {
+    const bar = el('div', { class: 'answer-actions', dataset: { testid: 'answer-actions' } });
+    const copy = el('button', {
+      type: 'button', class: 'small secondary', title: 'Copy the answer and its sources',
+      dataset: { testid: 'answer-copy' }, text: 'Copy',
+    });
+    copy.addEventListener('click', guard(async () => {
+      await copyText(copyable);
+      copy.textContent = 'Copied ✓';
+      copy.dataset.copied = 'true';
+      setTimeout(() => { copy.textContent = 'Copy'; }, 2000);
+    }));
+    const up = el('button', {
+      type: 'button', class: 'small secondary vote', title: 'Good answer', 'aria-label': 'Good answer',
+      'aria-pressed': 'false', dataset: { testid: 'feedback-up' },
+    }, thumbIcon(false));
+    const down = el('button', {
+      type: 'button', class: 'small secondary vote', title: 'Bad answer', 'aria-label': 'Bad answer',
+      'aria-pressed': 'false', 'aria-expanded': 'false', dataset: { testid: 'feedback-down' },
+    }, thumbIcon(true));
+    const status = el('span', { class: 'feedback-status', 'aria-live': 'polite' });
+
+    const routed = (answer.route && answer.route.skills) || [];
+    const skillSelect = el('select', { dataset: { testid: 'feedback-skill' } },
+      el('option', { value: '', text: '— the skill was right / not sure —' }),
+      state.skills.map((s) => el('option', { value: s.skill, text: routed.includes(s.skill) ? `${s.skill} (answered)` : s.skill })));
+    const comment = el('textarea', {
+      rows: 2, maxlength: 2000, placeholder: 'What was wrong or missing? (optional)',
+      'aria-label': 'Comment', dataset: { testid: 'feedback-comment' },
+    });
+    const form = el('form', { class: 'feedback-form', hidden: true, dataset: { testid: 'feedback-form' } },
+      el('label', {}, 'Wrong skill → the right one:', skillSelect),
+      comment,
+      el('div', { class: 'feedback-buttons' },
+        el('button', { type: 'submit', class: 'small', dataset: { testid: 'feedback-send' }, text: 'Send feedback' }),
+        el('button', {
+          type: 'button', class: 'small secondary', text: 'Cancel',
+          onclick: () => { form.hidden = true; down.setAttribute('aria-expanded', 'false'); down.focus(); },
+        })));
+
+    const send = async (rating, extra) => {
+      const req = { query: question, rating, ...extra };
+      if (answer.answer_id) req.answer_id = answer.answer_id;
+      // Where the server finds the judged answer once it no longer holds it in memory.
+      if (conversationId) req.conversation_id = conversationId;
+      up.disabled = true;
+      down.disabled = true;
+      try {
+        await api('POST', '/v1/feedback', req);
+      } catch (err) {
+        up.disabled = false;
+        down.disabled = false;
+        throw err;
+      }
+      (rating === 'up' ? up : down).setAttribute('aria-pressed', 'true');
+      bar.dataset.feedback = rating;
+      form.remove();
+      down.removeAttribute('aria-expanded');
+      status.textContent = '';
+      status.append(el('span', {
+        class: 'thanks', dataset: { testid: 'feedback-thanks' },
+        text: rating === 'up' ? 'Thanks! Marked as a good answer.'
+          : `Thanks! Your feedback was saved${extra.skill ? ` (right skill: ${extra.skill})` : ''}.`,
+      }));
+    };
+    up.addEventListener('click', guard(() => send('up', {})));
+    down.addEventListener('click', () => {
+      form.hidden = !form.hidden;
+      down.setAttribute('aria-expanded', String(!form.hidden));
+      if (!form.hidden) skillSelect.focus();
+    });
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const extra = {};
+      if (skillSelect.value) extra.skill = skillSelect.value;
+      if (comment.value.trim()) extra.comment = comment.value.trim();
+      guard(send)('down', extra);
+    });
+    bar.append(copy, up, down, status);
+    return el('div', { class: 'answer-foot' }, bar, form);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -711,6 +1096,373 @@
   }
 
   // ---------------------------------------------------------------------------------------
+  // Documents: a skill's files, their chunks, upload and delete
+
+  function fillDocsSkills() {
+    const select = $('#docs-skill');
+    const previous = select.value || localStorage.getItem(DOCS_SKILL_KEY) || '';
+    select.textContent = '';
+    for (const s of state.skills) select.append(el('option', { value: s.skill, text: s.skill }));
+    if (state.skills.some((s) => s.skill === previous)) select.value = previous;
+  }
+
+  const documentsUrl = (skill) => `/v1/skills/${enc(skill)}/documents`;
+
+  async function showDocuments() {
+    if (!state.skills.length) await loadSkills();
+    await loadDocuments();
+    // A re-index started elsewhere (the Index tab, another upload) is followed here too.
+    if (!state.docsPolling) {
+      const body = await api('GET', '/v1/index');
+      const job = body && body.job;
+      if (job && job.state === 'running') await pollDocsJob();
+    }
+  }
+
+  async function loadDocuments() {
+    const skill = $('#docs-skill').value;
+    if (!skill) return;
+    const body = await api('GET', documentsUrl(skill));
+    if ($('#docs-skill').value !== skill) return; // another skill was picked meanwhile
+    state.docs = { skill, ...body };
+    renderDocuments();
+  }
+
+  function docsBusy() {
+    return $('#docs-job').dataset.state === 'running';
+  }
+
+  /** Upload and delete are offered only when the server takes writes and no re-index runs. */
+  function updateDocsControls() {
+    const d = state.docs;
+    const writable = Boolean(d && d.writable);
+    const enabled = writable && !docsBusy();
+    $('#docs-readonly').classList.toggle('hidden', !d || writable);
+    const drop = $('#docs-drop');
+    drop.classList.toggle('disabled', !enabled);
+    drop.setAttribute('aria-disabled', String(!enabled));
+    $('#docs-file').disabled = !enabled;
+    for (const b of document.querySelectorAll('#docs-table .doc-delete')) b.disabled = !enabled;
+  }
+
+  function renderDocuments() {
+    const d = state.docs;
+    const docs = d.documents || [];
+    const exts = (d.extensions || []).map((e) => String(e).replace(/^\./, '').toLowerCase());
+    $('#docs-file').setAttribute('accept', exts.map((e) => `.${e}`).join(','));
+    const limits = [];
+    if (exts.length) limits.push(`Formats: ${exts.join(', ')}`);
+    if (d.max_upload_bytes) limits.push(`up to ${formatBytes(d.max_upload_bytes)} a file`);
+    limits.push('the skill is re-indexed after each upload');
+    $('#docs-drop-hint').textContent = limits.join(' · ');
+    const chunks = docs.reduce((n, doc) => n + (doc.chunks || 0), 0);
+    $('#docs-summary').textContent = `${plural(docs.length, 'document')} · ${plural(chunks, 'chunk')}`;
+
+    $('#docs-table').dataset.skill = d.skill;
+    const tbody = $('#docs-table tbody');
+    tbody.textContent = '';
+    if (!docs.length) {
+      tbody.append(el('tr', {}, el('td', { colspan: 10, class: 'none', text: 'No documents yet. Drop files above to add some.' })));
+    }
+    const open = $('#docs-chunks');
+    for (const doc of docs) {
+      const errors = doc.errors || [];
+      const status = String(doc.status || 'unknown');
+      const name = el('button', {
+        type: 'button', class: 'linkish doc-open', title: `Show the chunks of ${doc.name}`,
+        dataset: { testid: 'doc-open' }, text: doc.name, onclick: guard(() => openDocument(doc)),
+      });
+      const errorCell = errors.length
+        ? el('details', { class: 'doc-errors' }, el('summary', { text: plural(errors.length, 'error') }),
+          el('ul', {}, errors.map((e) => el('li', { text: e }))))
+        : dash();
+      tbody.append(el('tr', {
+        class: !open.hidden && open.dataset.name === doc.name ? 'chosen' : '',
+        dataset: { testid: 'doc-row', name: doc.name, status, chunks: doc.chunks ?? '' },
+      },
+      el('td', { class: 'src doc-name' }, name, doc.title && !doc.name.endsWith(`/${doc.title}`) && doc.title !== doc.name.replace(/^.*\//, '').replace(/\.[^.]*$/, '')
+        ? el('div', { class: 'rank', text: doc.title }) : null),
+      el('td', {}, doc.format || dash(), doc.doc_type ? el('div', { class: 'rank', text: doc.doc_type }) : null),
+      el('td', { class: 'num', text: formatBytes(doc.size) }),
+      el('td', {}, doc.encoding || dash()),
+      el('td', { class: 'num' }, doc.pages ?? dash()),
+      el('td', { class: 'num', dataset: { testid: 'doc-chunks' } }, doc.chunks ?? dash()),
+      el('td', { class: 'when', title: doc.indexed_at ? ago(doc.indexed_at) : null }, formatTime(doc.indexed_at) || dash()),
+      el('td', {}, el('span', { class: `state ${status}`, text: status })),
+      el('td', { class: 'errors' }, errorCell),
+      el('td', {}, el('button', {
+        type: 'button', class: 'small danger doc-delete', 'aria-label': `Delete ${doc.name}`,
+        dataset: { testid: 'doc-delete', name: doc.name }, text: 'Delete',
+        onclick: guard(() => deleteDocument(doc)),
+      }))));
+    }
+    if (!open.hidden && !docs.some((doc) => doc.name === open.dataset.name && doc.status !== 'deleted')) closeDocument();
+    updateDocsControls();
+  }
+
+  function closeDocument() {
+    const panel = $('#docs-chunks');
+    panel.hidden = true;
+    panel.dataset.name = '';
+    for (const tr of document.querySelectorAll('#docs-table tr.chosen')) tr.classList.remove('chosen');
+  }
+
+  async function openDocument(doc) {
+    const skill = state.docs.skill;
+    const panel = $('#docs-chunks');
+    panel.hidden = false;
+    panel.dataset.name = doc.name;
+    for (const tr of document.querySelectorAll('#docs-table [data-testid="doc-row"]')) {
+      tr.classList.toggle('chosen', tr.dataset.name === doc.name);
+    }
+    $('#docs-chunks-title').textContent = `${skill}/${doc.name}`;
+    $('#docs-chunks-sub').textContent = 'Loading the chunks…';
+    const list = $('#docs-chunks-list');
+    list.textContent = '';
+    let body;
+    try {
+      body = await api('GET', `${documentsUrl(skill)}/${enc(doc.name)}/chunks`);
+    } catch (err) {
+      $('#docs-chunks-sub').textContent = '';
+      throw err;
+    }
+    if (panel.dataset.name !== doc.name) return; // another document was opened meanwhile
+    const chunks = (body && body.chunks) || [];
+    const facts = [plural(chunks.length, 'chunk'), doc.format, doc.pages ? plural(doc.pages, 'page') : null, formatBytes(doc.size)];
+    $('#docs-chunks-sub').textContent = facts.filter(Boolean).join(' · ');
+    if (!chunks.length) list.append(el('div', { class: 'none', text: 'This document has no indexed chunks.' }));
+    for (const c of chunks) {
+      const text = el('div', { class: 'chunk-text' });
+      renderMarkdown(text, c.text);
+      const head = [`#${c.ordinal}`, c.heading, formatPages(c.pages)].filter((x) => x !== '' && x !== null && x !== undefined);
+      list.append(el('div', { class: 'doc-chunk', dataset: { testid: 'docs-chunk', ordinal: c.ordinal } },
+        el('div', { class: 'chunk-head', text: head.join(' · ') }), text));
+    }
+  }
+
+  const extensionOf = (name) => {
+    const m = /\.([^./\\]+)$/.exec(name);
+    return m ? m[1].toLowerCase() : '';
+  };
+
+  function hideConflict() {
+    $('#docs-conflict').classList.add('hidden');
+    state.pendingUpload = null;
+  }
+
+  function showConflict(files, message) {
+    state.pendingUpload = files;
+    $('#docs-conflict-text').textContent = `${message} Replace the indexed document with the uploaded file?`;
+    $('#docs-conflict').classList.remove('hidden');
+    $('#docs-replace').focus();
+  }
+
+  /** POSTs files as multipart `file` parts; then follows the re-index the upload starts. */
+  async function uploadFiles(fileList, replace = false) {
+    const files = Array.from(fileList || []);
+    const d = state.docs;
+    if (!files.length || !d) return;
+    clearError();
+    hideConflict();
+    if (!d.writable) {
+      showError('Uploads are off on this server: start it with `skillrag serve --allow-writes`.');
+      return;
+    }
+    // What the server would refuse anyway, said before sending the bytes.
+    const exts = (d.extensions || []).map((e) => String(e).replace(/^\./, '').toLowerCase());
+    const problems = [];
+    for (const f of files) {
+      const ext = extensionOf(f.name);
+      if (exts.length && !exts.includes(ext)) {
+        problems.push(`${f.name}: ${ext ? `.${ext}` : 'a file without an extension'} cannot be indexed (supported: ${exts.join(', ')})`);
+      } else if (f.size === 0) {
+        problems.push(`${f.name}: the file is empty`);
+      } else if (d.max_upload_bytes && f.size > d.max_upload_bytes) {
+        problems.push(`${f.name}: ${formatBytes(f.size)} is over the upload limit of ${formatBytes(d.max_upload_bytes)}`);
+      }
+    }
+    if (problems.length) {
+      showError(`Not uploaded:\n${problems.join('\n')}`);
+      return;
+    }
+    if (!replace) {
+      const taken = files.map((f) => `knowledge/${f.name}`)
+        .filter((n) => (d.documents || []).some((doc) => doc.name === n && doc.status !== 'deleted'));
+      if (taken.length) {
+        showConflict(files, `${taken.join(', ')} ${taken.length === 1 ? 'is' : 'are'} already in ${d.skill}.`);
+        return;
+      }
+    }
+    const form = new FormData();
+    for (const f of files) form.append('file', f, f.name);
+    const drop = $('#docs-drop');
+    drop.classList.add('uploading');
+    let body;
+    try {
+      const res = await fetch(`${documentsUrl(d.skill)}${replace ? '?replace=true' : ''}`, {
+        method: 'POST', headers: headers(false), body: form,
+      });
+      await check(res);
+      body = await res.json();
+    } catch (err) {
+      if (err instanceof ApiError) {
+        if (err.status === 409 && /exist/i.test(err.message) && !replace) {
+          const named = /`([^`]+)` already exists/.exec(err.message);
+          showConflict(files, named ? `${named[1]} is already in ${d.skill}.` : err.message.replace(/\.?$/, '.'));
+          return;
+        }
+        const why = {
+          403: 'writes are off on this server (start it with `skillrag serve --allow-writes`)',
+          409: 'a re-index is running; try again when it is done',
+          413: `a file is over the upload limit${d.max_upload_bytes ? ` of ${formatBytes(d.max_upload_bytes)}` : ''}`,
+          415: 'this type of file cannot be indexed',
+          422: 'the file name is not accepted',
+        }[err.status];
+        if (why) {
+          showError(`Upload refused: ${why}.\n${describe(err)}`);
+          return;
+        }
+      }
+      throw err;
+    } finally {
+      drop.classList.remove('uploading');
+    }
+    const names = ((body && body.documents) || []).map((x) => x.name);
+    await followJob(body && body.job, `Uploaded ${names.join(', ') || 'the files'} to ${d.skill}.`);
+  }
+
+  async function deleteDocument(doc) {
+    const skill = state.docs.skill;
+    const ok = await confirmDialog(
+      `Delete ${doc.name} from ${skill}? The file is removed from the skill's folder and the skill is re-indexed without it.`,
+      'Delete');
+    if (!ok) return;
+    clearError();
+    const body = await api('DELETE', `${documentsUrl(skill)}/${enc(doc.name)}`);
+    if ($('#docs-chunks').dataset.name === doc.name) closeDocument();
+    await followJob(body && body.job, `Deleted ${(body && body.deleted) || doc.name} from ${skill}.`);
+  }
+
+  /** Shows the re-index an upload or delete started until it is done, then the new list. */
+  async function followJob(job, note) {
+    const box = $('#docs-job');
+    renderJobInto(box, job, note);
+    box.dataset.note = note || '';
+    updateDocsControls();
+    // The new or deleted file shows at once (pending, or deleted) while the re-index runs.
+    await loadDocuments();
+    await pollDocsJob();
+  }
+
+  async function pollDocsJob() {
+    if (state.docsPolling) clearTimeout(state.docsPolling);
+    state.docsPolling = null;
+    const box = $('#docs-job');
+    let body;
+    try {
+      body = await api('GET', '/v1/index');
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 429 || err.status === 503)) {
+        const wait = Math.max(1, parseInt(err.retryAfter, 10) || 1) * 1000;
+        state.docsPolling = setTimeout(guard(pollDocsJob), wait);
+        return;
+      }
+      throw err;
+    }
+    const job = body && body.job;
+    renderJobInto(box, job, box.dataset.note);
+    updateDocsControls();
+    if (job && job.state === 'running') {
+      state.docsPolling = setTimeout(guard(pollDocsJob), DOCS_POLL_MS);
+      return;
+    }
+    box.dataset.note = '';
+    await loadDocuments();
+    await loadSkills();
+    await loadHealth();
+    if (job && job.state === 'failed') showError(`re-index #${job.id} failed: ${job.message || 'no message'}`);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Gaps: what the knowledge base did not answer well, by cause
+
+  const CAUSES = [
+    ['content', 'Not in the knowledge', 'Refused: no document answers these. Add knowledge that does.'],
+    ['retrieval', 'Answered badly', 'Answered but rated down: the right passages were not found or not used. Try them in Retrieval testing.'],
+    ['routing', 'Wrong skill', 'Rated down with the right skill named: the router picked another one (skillrag tune learns from these).'],
+  ];
+
+  function fillGapsSkills() {
+    const select = $('#gaps-skill');
+    const previous = select.value;
+    select.textContent = '';
+    select.append(el('option', { value: '', text: 'all skills' }));
+    for (const s of state.skills) select.append(el('option', { value: s.skill, text: s.skill }));
+    select.value = state.skills.some((s) => s.skill === previous) ? previous : '';
+  }
+
+  async function loadGaps() {
+    const skill = $('#gaps-skill').value;
+    const body = await api('GET', `/v1/gaps?limit=500${skill ? `&skill=${enc(skill)}` : ''}`);
+    renderGaps((body && body.gaps) || []);
+  }
+
+  /** Opens a gap's question in Retrieval testing, searched in its skill. */
+  function searchGap(g) {
+    $('#search-input').value = g.query;
+    const skill = $('#search-skill');
+    skill.value = g.skill && state.skills.some((s) => s.skill === g.skill) ? g.skill : '';
+    location.hash = 'retrieval';
+    guard(runSearch)();
+  }
+
+  function renderGaps(gaps) {
+    const box = $('#gaps-groups');
+    box.textContent = '';
+    const groups = new Map(CAUSES.map(([cause]) => [cause, []]));
+    for (const g of gaps) {
+      const cause = g.cause || 'content';
+      if (!groups.has(cause)) groups.set(cause, []);
+      groups.get(cause).push(g);
+    }
+    for (const [cause, list] of groups) {
+      const [, label, help] = CAUSES.find(([c]) => c === cause) || [cause, cause, ''];
+      const asked = list.reduce((n, g) => n + (g.count || 0), 0);
+      const section = el('section', { class: 'gap-group', dataset: { testid: 'gap-group', cause } },
+        el('h2', {}, label, ' ', el('span', { class: 'chip', text: `${plural(list.length, 'question')} · asked ${asked}×` })),
+        help ? el('p', { class: 'hint', text: help }) : null);
+      if (!list.length) {
+        section.append(el('div', { class: 'gap-none', text: 'Nothing here.' }));
+      } else {
+        const tbody = el('tbody');
+        for (const g of list) {
+          // A misroute's skill is the one the user named as right.
+          const skillCell = !g.skill ? el('span', { class: 'none', text: 'no skill' })
+            : cause === 'routing' ? el('span', { title: 'the skill that should have answered', text: `→ ${g.skill}` }) : g.skill;
+          const comments = (g.comments || []).slice(0, 3).map((c) => el('div', { class: 'gap-comment', text: `“${c}”` }));
+          tbody.append(el('tr', { dataset: { testid: 'gap-row', cause, skill: g.skill || '' } },
+            el('td', { class: 'skill' }, skillCell),
+            el('td', { class: 'question' }, el('div', { text: g.query }), comments),
+            el('td', {}, g.kind ? el('span', { class: 'chip', text: g.kind }) : dash()),
+            el('td', { class: 'num', text: String(g.count ?? '') }),
+            el('td', { class: 'when', title: formatTime(g.first_seen) ? `first seen ${formatTime(g.first_seen)}` : null },
+              formatTime(g.last_seen) || dash()),
+            el('td', {}, el('button', {
+              type: 'button', class: 'small secondary', title: 'Search this question in Retrieval testing',
+              dataset: { testid: 'gap-search' }, text: 'Search', onclick: () => searchGap(g),
+            }))));
+        }
+        section.append(el('div', { class: 'table-wrap' }, el('table', { class: 'data' },
+          el('thead', {}, el('tr', {},
+            el('th', { text: 'skill' }), el('th', { text: 'question' }), el('th', { text: 'kind' }),
+            el('th', { class: 'num', text: 'count' }), el('th', { text: 'last seen' }), el('th'))),
+          tbody)));
+      }
+      box.append(section);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
   // Retrieval testing
 
   function scoreCell(score, rank, digits) {
@@ -744,7 +1496,7 @@
         el('td', {}, hits.length ? hits : dash()),
         el('td', { class: 'num' }, num(c.dense, 3)),
         el('td', { class: 'num' }, num(c.profile, 3)),
-        el('td', { class: 'num' }, num(c.vocabulary, 3)),
+        el('td', { class: 'num' }, num(c.specificity, 3)),
         el('td', { class: 'num' }, num(c.knowledge, 3)),
         el('td', { class: 'num' }, num(c.knowledge_dense, 3)),
         el('td', {}, c.language_match === undefined || c.language_match === null ? dash() : (c.language_match ? 'match' : 'other'))));
@@ -771,6 +1523,13 @@
       items.push(el('li', { text: bits.join(' — ') }));
     }
     if (items.length) meta.append(el('ul', {}, items));
+    if (typeof result.filtered === 'number') {
+      const min = result.min_score ?? $('#search-min-score').value;
+      meta.append(el('div', {
+        class: 'filtered', dataset: { testid: 'search-filtered', n: result.filtered },
+        text: `${plural(result.filtered, 'hit')} below the min score${min !== '' && min !== undefined ? ` of ${min}` : ''} left out`,
+      }));
+    }
   }
 
   function renderHits(hits) {
@@ -809,6 +1568,34 @@
     });
   }
 
+  /** The threshold, weights and filters of a search: only those that are set. */
+  function searchControls() {
+    const out = {};
+    for (const [id, key] of [['#search-min-score', 'min_score'], ['#search-bm25-weight', 'bm25_weight'], ['#search-dense-weight', 'dense_weight']]) {
+      const input = $(id);
+      const raw = input.value.trim();
+      if (raw === '') continue;
+      const x = Number(raw);
+      if (!Number.isFinite(x) || (key !== 'min_score' && x < 0)) {
+        input.focus();
+        throw new Error(`${key} must be a number${key !== 'min_score' ? ' of 0 or more' : ''}, not "${raw}"`);
+      }
+      out[key] = x;
+    }
+    const source = $('#search-source').value.trim();
+    if (source) out.source = source;
+    const dir = $('#search-dir').value.trim();
+    if (dir) out.dir = dir;
+    const types = Array.from(document.querySelectorAll('#search-form input[name="doc-type"]:checked')).map((c) => c.value);
+    if (types.length) out.doc_types = types;
+    return out;
+  }
+
+  function resetSearchControls() {
+    for (const id of ['#search-min-score', '#search-bm25-weight', '#search-dense-weight', '#search-source', '#search-dir']) $(id).value = '';
+    for (const c of document.querySelectorAll('#search-form input[name="doc-type"]')) c.checked = false;
+  }
+
   async function runSearch() {
     const query = $('#search-input').value.trim();
     if (!query) return;
@@ -819,6 +1606,7 @@
     const req = { query, mode };
     if (skill) req.skills = [skill];
     if (Number.isFinite(k) && k > 0) req.k = k;
+    Object.assign(req, searchControls());
     const button = $('#search-run');
     button.disabled = true;
     try {
@@ -864,11 +1652,55 @@
     }
   }
 
-  function renderJob(job) {
-    const box = $('#index-job');
+  /** A re-index report: one row per skill, then the diagnostics (shared with Documents). */
+  function jobReport(report) {
+    const wrap = el('div', { class: 'job-report', dataset: { testid: 'job-report' } });
+    const skills = report.skills || [];
+    if (skills.length) {
+      const cols = [
+        ['files', 'files'], ['files_changed', 'changed'], ['files_unchanged', 'unchanged'], ['files_deleted', 'deleted'],
+        ['files_failed', 'failed'], ['chunks', 'chunks'], ['chunks_new', 'new chunks'], ['embedded', 'embedded'],
+      ];
+      const tbody = el('tbody');
+      for (const r of skills) {
+        tbody.append(el('tr', { class: r.error ? 'failed' : '', dataset: { testid: 'job-skill-row', skill: r.skill } },
+          el('td', { class: 'skill' }, el('b', { text: r.skill })),
+          cols.map(([key]) => el('td', { class: `num${key === 'files_failed' && r[key] ? ' bad' : ''}` }, r[key] ?? dash())),
+          el('td', { class: 'num' }, typeof r.seconds === 'number' ? `${r.seconds.toFixed(1)} s` : dash()),
+          el('td', { class: 'num', title: r.generation === null ? 'already up to date: nothing published' : null },
+            r.generation ?? el('span', { class: 'none', text: 'unchanged' })),
+          el('td', { class: 'error-text' }, r.error || (r.rebuilt ? `rebuilt: ${r.rebuilt}` : ''))));
+      }
+      wrap.append(el('div', { class: 'table-wrap' }, el('table', { class: 'data compact' },
+        el('thead', {}, el('tr', {}, el('th', { text: 'skill' }), cols.map(([, label]) => el('th', { class: 'num', text: label })),
+          el('th', { class: 'num', text: 'seconds' }), el('th', { class: 'num', text: 'generation' }), el('th', { text: 'error' }))),
+        tbody)));
+    }
+    const diags = report.diagnostics || [];
+    const list = el('ul', { class: 'diagnostics', dataset: { testid: 'job-diagnostics' } });
+    for (const d of diags) {
+      const where = `${d.path}${d.line ? `:${d.line}` : ''}`;
+      const sev = String(d.severity || 'warning').toLowerCase();
+      list.append(el('li', { class: `diag ${sev}`, dataset: { testid: 'job-diagnostic' } },
+        el('code', { text: where }), ' ', el('span', { class: `sev ${sev}`, text: sev }), ' ', d.message));
+    }
+    wrap.append(el('div', { class: 'diag-head', text: diags.length ? plural(diags.length, 'diagnostic') : 'no diagnostics' }));
+    if (diags.length) wrap.append(list);
+    const extra = [];
+    if (typeof report.seconds === 'number') extra.push(`${report.seconds.toFixed(1)} s in all`);
+    if (report.removed && report.removed.length) extra.push(`indexes removed: ${report.removed.join(', ')}`);
+    if (report.cache_dropped) extra.push(`${report.cache_dropped} damaged cache records dropped`);
+    for (const r of report.repaired || []) extra.push(`repaired: ${r}`);
+    if (extra.length) wrap.append(el('div', { class: 'hint', text: extra.join(' · ') }));
+    return wrap;
+  }
+
+  /** A re-index job (its state, what it did) into `box`; `note` says what started it. */
+  function renderJobInto(box, job, note) {
     if (!job) {
       box.hidden = true;
       box.dataset.state = '';
+      box.textContent = '';
       return;
     }
     box.hidden = false;
@@ -878,14 +1710,19 @@
     const now = Date.now() / 1000;
     const took = job.finished ? job.finished - job.started : now - job.started;
     const skills = (job.skills || []).join(', ') || 'all skills';
-    box.append(el('span', { class: `state ${job.state}`, text: job.state }),
-      ` re-index #${job.id} of ${skills} · ${Number.isFinite(took) ? `${Math.max(0, took).toFixed(0)} s` : ''}`);
-    if (job.message) box.append(el('div', { dataset: { testid: 'index-message' }, text: job.message }));
-    if (job.report) {
-      box.append(el('details', {}, el('summary', { text: 'report' }),
-        el('pre', { text: JSON.stringify(job.report, null, 2) })));
+    box.append(el('div', { class: 'job-head' }, el('span', { class: `state ${job.state}`, text: job.state }),
+      ` re-index #${job.id} of ${skills}${Number.isFinite(took) ? ` · ${Math.max(0, took).toFixed(0)} s` : ''}`,
+      note ? el('span', { class: 'job-note', text: ` — ${note}` }) : null));
+    if (job.state === 'running') {
+      box.append(el('div', { class: 'job-progress', role: 'progressbar', 'aria-label': 'Re-index in progress' }, el('span')));
     }
-    const running = job.state === 'running';
+    if (job.message) box.append(el('div', { class: 'job-message', dataset: { testid: 'index-message' }, text: job.message }));
+    if (job.report) box.append(jobReport(job.report));
+  }
+
+  function renderJob(job) {
+    renderJobInto($('#index-job'), job);
+    const running = Boolean(job) && job.state === 'running';
     $('#reindex-all').disabled = running;
     for (const b of document.querySelectorAll('.reindex-one')) b.disabled = running;
   }
@@ -986,11 +1823,12 @@
       }
     });
     $('#chat-clear').addEventListener('click', newConversation);
+    $('#stop').addEventListener('click', stopAnswer);
     $('#skill-picker').addEventListener('change', updateSkillHint);
     $('#chunk-close').addEventListener('click', closePanel);
     document.addEventListener('keydown', (ev) => {
       // Escape closes the picture dialog first (the browser does), the panel the next time.
-      if (ev.key === 'Escape' && !$('#chunk-panel').hidden && !$('#picture-view').open) closePanel();
+      if (ev.key === 'Escape' && !$('#chunk-panel').hidden && !$('#picture-view').open && !$('#confirm-view').open) closePanel();
     });
     const pictureView = $('#picture-view');
     $('#picture-close').addEventListener('click', () => pictureView.close());
@@ -1001,6 +1839,60 @@
       ev.preventDefault();
       guard(runSearch)();
     });
+    $('#search-reset').addEventListener('click', resetSearchControls);
+
+    $('#docs-skill').addEventListener('change', () => {
+      localStorage.setItem(DOCS_SKILL_KEY, $('#docs-skill').value);
+      closeDocument();
+      hideConflict();
+      guard(loadDocuments)();
+    });
+    $('#docs-refresh').addEventListener('click', guard(loadDocuments));
+    $('#docs-chunks-close').addEventListener('click', closeDocument);
+    const drop = $('#docs-drop');
+    const fileInput = $('#docs-file');
+    const canDrop = () => !drop.classList.contains('disabled');
+    fileInput.addEventListener('change', () => {
+      const files = Array.from(fileInput.files || []);
+      fileInput.value = '';
+      guard(uploadFiles)(files);
+    });
+    drop.addEventListener('click', (ev) => {
+      // The "choose files" label opens the picker itself; anywhere else in the zone does too.
+      if (ev.target.closest('label') || !canDrop()) return;
+      fileInput.click();
+    });
+    for (const name of ['dragenter', 'dragover']) {
+      drop.addEventListener(name, (ev) => {
+        ev.preventDefault();
+        ev.dataTransfer.dropEffect = canDrop() ? 'copy' : 'none';
+        if (canDrop()) drop.classList.add('dragging');
+      });
+    }
+    drop.addEventListener('dragleave', (ev) => {
+      if (!drop.contains(ev.relatedTarget)) drop.classList.remove('dragging');
+    });
+    drop.addEventListener('drop', (ev) => {
+      ev.preventDefault();
+      drop.classList.remove('dragging');
+      if (!canDrop()) return;
+      guard(uploadFiles)(ev.dataTransfer.files);
+    });
+    // A file dropped next to the zone must not make the browser navigate away to it.
+    for (const name of ['dragover', 'drop']) {
+      window.addEventListener(name, (ev) => {
+        if (ev.dataTransfer && Array.from(ev.dataTransfer.types || []).includes('Files')) ev.preventDefault();
+      });
+    }
+    $('#docs-replace').addEventListener('click', () => {
+      const files = state.pendingUpload;
+      hideConflict();
+      if (files) guard(uploadFiles)(files, true);
+    });
+    $('#docs-conflict-cancel').addEventListener('click', hideConflict);
+
+    $('#gaps-skill').addEventListener('change', guard(loadGaps));
+    $('#gaps-refresh').addEventListener('click', guard(loadGaps));
 
     $('#reindex-all').addEventListener('click', guard(() => startIndex(state.skills.map((s) => s.skill))));
     $('#index-refresh').addEventListener('click', guard(refreshIndexView));

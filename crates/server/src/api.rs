@@ -258,7 +258,7 @@ pub async fn document_chunks(
 ) -> Result<Response, ApiError> {
     paths::skill_id(&skill)?;
     paths::source_path(&name)?;
-    let chunks = shared.service.document_chunks(skill.clone(), name.clone()).await?;
+    let chunks = shared.service.source_chunks(skill.clone(), name.clone()).await?;
     Ok(axum::Json(json!({"skill": skill, "document": name, "chunks": chunks})).into_response())
 }
 

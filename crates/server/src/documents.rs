@@ -5,7 +5,7 @@
 //! incremental, atomic re-index as `POST /v1/index` (the last good index serves meanwhile).
 
 use crate::error::ApiError;
-use crate::service::{blocking, IndexJob, Service, SourceChunk};
+use crate::service::{blocking, IndexJob, Service};
 use axum::http::StatusCode;
 use serde::Serialize;
 use skillrag_load::Format;
@@ -157,6 +157,8 @@ impl Service {
                 let entry = manifest.get(&file.source);
                 let status = match (entry, &meta) {
                     (Some(e), Some(m)) if e.size == m.len() && e.mtime == mtime_of(m) => "indexed",
+                    // Touched or replaced by the same bytes: indexing finds it unchanged too.
+                    (Some(e), Some(m)) if e.size == m.len() && same_content(&file.path, &e.content_hash) => "indexed",
                     (Some(_), _) => "changed",
                     (None, _) if failed => "failed",
                     (None, _) => "pending",
@@ -206,11 +208,6 @@ impl Service {
         .await
     }
 
-    /// The chunks of one document (`source_chunks`, named as the documents list names it).
-    pub async fn document_chunks(self: &Arc<Self>, skill: String, name: String) -> Result<Vec<SourceChunk>, ApiError> {
-        self.source_chunks(skill, name).await
-    }
-
     /// Saves uploaded files into the skill's knowledge folder and starts a re-index of the skill.
     /// Nothing is written when any file is refused, or when a re-index is already running.
     pub async fn upload(
@@ -252,7 +249,8 @@ impl Service {
             move || save_uploads(&live.assistant.engine, &skill, &folder, checked, replace)
         })
         .await?;
-        let job = self.start_index(vec![skill], false)?;
+        let names: Vec<&str> = saved.iter().map(|u| u.name.as_str()).collect();
+        let job = self.reindex_after_change(skill, &format!("`{}` saved", names.join("`, `")))?;
         Ok((saved, job))
     }
 
@@ -262,7 +260,7 @@ impl Service {
         self.check_writable(&skill)?;
         let live = self.live();
         blocking({
-            let skill = skill.clone();
+            let (skill, name) = (skill.clone(), name.clone());
             move || {
                 let engine = &live.assistant.engine;
                 let found = engine.skill(&skill)?;
@@ -287,7 +285,19 @@ impl Service {
             }
         })
         .await?;
-        self.start_index(vec![skill], false)
+        self.reindex_after_change(skill, &format!("`{name}` deleted"))
+    }
+
+    /// Starts the re-index a change needs. Another one may have started since the change was
+    /// checked: then the change is on disk but may not be in that index, and the error says so.
+    fn reindex_after_change(self: &Arc<Self>, skill: String, change: &str) -> Result<IndexJob, ApiError> {
+        self.start_index(vec![skill], false).map_err(|e| match e.status {
+            StatusCode::CONFLICT => ApiError::conflict(format!(
+                "{change}, but a re-index that started meanwhile may not include it: re-index when it ends \
+                 (POST /v1/index)"
+            )),
+            _ => e,
+        })
     }
 
     /// Writes are possible: the store takes them, the skill exists and no re-index is running
@@ -301,6 +311,10 @@ impl Service {
         }
         Ok(())
     }
+}
+
+fn same_content(path: &Path, indexed_hash: &str) -> bool {
+    std::fs::read(path).is_ok_and(|bytes| skillrag_load::content_hash(&bytes) == indexed_hash)
 }
 
 fn mtime_of(meta: &std::fs::Metadata) -> i64 {

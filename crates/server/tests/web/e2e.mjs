@@ -4,8 +4,12 @@
 //   NODE_PATH="$SKILLRAG_TEST_NODE_PATH" node crates/server/tests/web/e2e.mjs http://127.0.0.1:18080 docs/screenshots
 //
 // The server must serve the example project of `skillrag init` (labor-law, router-faq,
-// tea-brewing), indexed. With SKILLRAG_API_TOKEN set, the test expects the page to ask for the
-// token and types it in. Exits 1 with a message on the first failed check.
+// tea-brewing), indexed, and take writes (`skillrag serve --allow-writes`): the test uploads
+// SKILLRAG_E2E_DOCX into router-faq and SKILLRAG_E2E_PDF into tea-brewing (default: testdata's
+// guide.docx and manual.pdf), asks from the PDF, deletes the DOCX, and leaves feedback and a
+// renamed conversation ("Tea questions") behind for the caller to check through the API. With
+// SKILLRAG_API_TOKEN set, the test expects the page to ask for the token and types it in.
+// Exits 1 with a message on the first failed check.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +36,16 @@ const executablePath = process.env.SKILLRAG_TEST_CHROMIUM || '/usr/bin/chromium'
 const ANSWER_TIMEOUT = 90_000;
 const INDEX_TIMEOUT = 120_000;
 const SKILLS = ['labor-law', 'router-faq', 'tea-brewing'];
+const testdata = (rel) => new URL(`../../../../testdata/${rel}`, import.meta.url).pathname;
+const DOCX = process.env.SKILLRAG_E2E_DOCX || testdata('documents/guide.docx');
+const PDF = process.env.SKILLRAG_E2E_PDF || testdata('documents/manual.pdf');
+// A new version of the PDF (the same manual, its Chinese in a CID font), uploaded over it.
+const PDF_V2 = process.env.SKILLRAG_E2E_PDF_V2 || testdata('documents/manual-cid.pdf');
+// Answered from the PDF's English text only (the demo's tea knowledge is in Chinese).
+const PDF_QUESTION = 'How many grams of Keemun black tea go into a gaiwan?';
+// Asked of the wrong skill on purpose, then rated 👎 with the right one named.
+const MISROUTED_QUESTION = 'How should I store white tea?';
+const CONVERSATION_TITLE = 'Tea questions';
 
 // Markdown in answers and passages. The server's own knowledge (the demo's troubleshooting.md
 // has steps and an LED table) is checked as it comes; a hostile knowledge file is stood in for
@@ -73,6 +87,7 @@ const MD_CITATIONS = [
 // checks the real one over HTTP), so the answer, the document and the picture's bytes are
 // stood in for in the browser, the picture by the OCR fixture notice-zh.png (1200×520).
 const PICTURE_QUESTION = 'picture citation check';
+const STOP_QUESTION = 'stop button check';
 const PICTURE_PNG = fs.readFileSync(new URL('../../../../testdata/scans/notice-zh.png', import.meta.url));
 const PICTURE_TEXT = '# 办公室开放时间通知\n\n办公室开放时间为周一至周五上午九点到下午五点';
 const PICTURE_ANSWER = '办公室开放时间为周一至周五上午九点到下午五点。[1] The signed copy is a TIFF.[2]';
@@ -82,18 +97,37 @@ const PICTURE_CITATIONS = [
   { n: 2, skill: 'router-faq', source: 'knowledge/signed.tiff', heading: 'Signed notice', pages: null, text: 'Signed.',
     image: { path: 'knowledge/signed.tiff', width: 2400, height: 1040, bytes: 123456 } },
 ];
-/** An SSE body like /v1/chat/completions streams, cut mid-table so the page renders partial Markdown. */
-function fakeStream(content, citations) {
+/**
+ * An SSE body like `POST /v1/ask` with `stream: true` sends: `text` events (cut mid-table, so the
+ * page renders partial Markdown), then the whole Answer JSON. Like a real Answer, its citations
+ * carry no text: the page finds the passage in `context.pieces` by `context_n` (numbered apart
+ * from `n` here, so a lookup by the wrong number shows).
+ */
+function fakeAsk(query, content, citations) {
   const cut = content.indexOf('| Blinking');
-  const base = { id: 'chatcmpl-md', object: 'chat.completion.chunk', created: 0, model: 'skillrag/auto' };
-  const events = [content.slice(0, cut), content.slice(cut)].map((piece) => ({
-    ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
-  }));
-  events.push({
-    ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], citations,
-    skillrag: { route: { skills: ['router-faq'], decision: 'single', confidence: 0.9 }, refusal: null },
+  const pieces = cut > 0 ? [content.slice(0, cut), content.slice(cut)] : [content];
+  const answer = {
+    query, answer_id: 'a-fake', retrieved: true, attempts: 1, hits: [], answer: content, refusal: null,
+    route: { skills: ['router-faq'], decision: 'single', confidence: 0.9, candidates: [] },
+    citations: citations.map(({ text, ...c }) => ({ ...c, context_n: c.n + 10 })),
+    timings_ms: { gate: 0, route: 1, retrieve: 1, generate: 0, total: 2 },
+    context: {
+      pieces: citations.map((c) => ({ n: c.n + 10, tier: 'references', skill: c.skill, source: c.source, heading: c.heading, chunk_id: c.n, text: c.text })),
+      dropped: [], budget: 4000, used: 0, unit: 'chars',
+    },
+  };
+  return `${pieces.map((p) => `event: text\ndata: ${JSON.stringify({ text: p })}\n\n`).join('')}event: answer\ndata: ${JSON.stringify(answer)}\n\n`;
+}
+
+/** Answers a /v1/ask whose query is a key of `answers` with that SSE body; others go to the server. */
+async function fakeAnswers(page, answers) {
+  await page.route('**/v1/ask', async (route) => {
+    let body = null;
+    try { body = route.request().postDataJSON(); } catch (_) { /* not JSON */ }
+    const fake = body && answers[body.query];
+    if (!fake) return route.continue();
+    return route.fulfill({ status: 200, contentType: 'text/event-stream', body: fake });
   });
-  return `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
 }
 
 /** What in `root` a knowledge file could have injected: elements, handlers, script URLs. */
@@ -129,6 +163,8 @@ async function main() {
   });
   try {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, locale: 'en-US' });
+    // The Copy button writes the clipboard; the test reads it back.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (err) => jsErrors.push(`[${step}] uncaught: ${err.message}`));
@@ -247,6 +283,42 @@ async function main() {
     await bannerClear();
     await page.screenshot({ path: path.join(shotDir, 'chat-refusal.png'), fullPage: false });
 
+    step = 'copy';
+    const copy = a1.getByTestId('answer-copy');
+    await copy.click();
+    await page.waitForFunction((el) => el.dataset.copied === 'true', await copy.elementHandle())
+      .catch(() => { throw new Failure('the Copy button did not confirm the copy'); });
+    await bannerClear();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert(copied.length > 20 && copied.includes('router-faq/knowledge/'), `the clipboard does not hold the answer with its sources: ${copied.slice(0, 300)}`);
+    log(`ok   copy: the answer and its sources are on the clipboard (${copied.length} chars)`);
+
+    step = 'stop';
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await page.route('**/v1/ask', async (route) => {
+      let body = null;
+      try { body = route.request().postDataJSON(); } catch (_) { /* not JSON */ }
+      if (!body || body.query !== STOP_QUESTION) return route.continue();
+      await held; // never answered: the page's Stop ends it
+      await route.abort().catch(() => {});
+    });
+    const beforeStop = await answers.count();
+    await byId('chat-input').fill(STOP_QUESTION);
+    await byId('send').click();
+    await byId('stop').waitFor({ state: 'visible' }).catch(() => { throw new Failure('no Stop button while the answer streams'); });
+    assert(!await byId('send').isVisible(), 'Send is offered while an answer streams');
+    await byId('stop').click();
+    const stopped = answers.nth(beforeStop);
+    await page.waitForFunction((el) => el.dataset.state === 'stopped', await stopped.elementHandle(), { timeout: 10_000 })
+      .catch(async () => { throw new Failure(`Stop did not end the answer (state ${await stopped.getAttribute('data-state')})`); });
+    assert(await byId('send').isVisible() && !await byId('stop').isVisible(), 'after Stop, Send is not back');
+    assert((await stopped.innerText()).includes('(stopped)'), 'the stopped answer does not say so');
+    await bannerClear();
+    release();
+    await page.unroute('**/v1/ask');
+    log('ok   stop: Stop aborts a streaming answer; Send is back');
+
     step = 'markdown';
     const noInjection = async (locator, where) => {
       const found = await locator.evaluate(injectedIn);
@@ -260,13 +332,7 @@ async function main() {
     };
     // The page's answer and the cited document come from the server, rewritten to carry the
     // hostile passage (see INJECTED).
-    await page.route('**/v1/chat/completions', async (route) => {
-      let body = null;
-      try { body = route.request().postDataJSON(); } catch (_) { /* not JSON */ }
-      const last = body && Array.isArray(body.messages) ? body.messages[body.messages.length - 1] : null;
-      if (!last || last.content !== MD_QUESTION) return route.continue();
-      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: fakeStream(MD_ANSWER, MD_CITATIONS) });
-    });
+    await fakeAnswers(page, { [MD_QUESTION]: fakeAsk(MD_QUESTION, MD_ANSWER, MD_CITATIONS) });
     await page.route('**/v1/skills/router-faq/sources/**', async (route) => {
       const response = await route.fetch();
       const json = await response.json();
@@ -317,20 +383,14 @@ async function main() {
     assert(realItems > 0, 'no chunk of troubleshooting.md shows its steps as <li>');
     log(`ok   markdown passages: chunk panel renders troubleshooting.md (${realTables} tables, ${realItems} list items); injected passage shown as text`);
     await page.screenshot({ path: path.join(shotDir, 'chat-markdown.png'), fullPage: false });
-    await page.unroute('**/v1/chat/completions');
+    await page.unroute('**/v1/ask');
     await page.unroute('**/v1/skills/router-faq/sources/**');
     await byId('chat-clear').click();
 
     // ------------------------------------------------------------------------------- picture
     step = 'picture';
     const pictureRequests = [];
-    await page.route('**/v1/chat/completions', async (route) => {
-      let body = null;
-      try { body = route.request().postDataJSON(); } catch (_) { /* not JSON */ }
-      const last = body && Array.isArray(body.messages) ? body.messages[body.messages.length - 1] : null;
-      if (!last || last.content !== PICTURE_QUESTION) return route.continue();
-      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: fakeStream(PICTURE_ANSWER, PICTURE_CITATIONS) });
-    });
+    await fakeAnswers(page, { [PICTURE_QUESTION]: fakeAsk(PICTURE_QUESTION, PICTURE_ANSWER, PICTURE_CITATIONS) });
     await page.route('**/v1/skills/router-faq/sources/knowledge/*.{png,tiff}', (route) => route.fulfill({
       status: 200, contentType: 'application/json',
       json: { skill: 'router-faq', source: 'knowledge/notice.png', chunks: [{ chunk_id: 1, ordinal: 0, heading: '办公室开放时间通知', text: PICTURE_TEXT, pages: null }] },
@@ -374,7 +434,7 @@ async function main() {
     assert(await tiff.getAttribute('href') === '/v1/skills/router-faq/pictures/knowledge/signed.tiff', `the TIFF link goes to ${await tiff.getAttribute('href')}`);
     assert(await byId('chunk-picture').getByTestId('picture-thumb').count() === 0, 'a TIFF got a thumbnail');
     log('ok   picture: a cited TIFF is a download link');
-    await page.unroute('**/v1/chat/completions');
+    await page.unroute('**/v1/ask');
     await page.unroute('**/v1/skills/router-faq/sources/knowledge/*.{png,tiff}');
     await page.unroute('**/v1/skills/router-faq/pictures/**');
     await byId('chunk-close').click();
@@ -415,7 +475,7 @@ async function main() {
     assert(routeRows && routeSkills.length === SKILLS.length, `the route table has ${routeSkills.length} rows, expected one per skill (${SKILLS.length})`);
     for (const s of SKILLS) assert(routeSkills.includes(s), `the route table has no row for ${s}`);
     const routeHeaders = (await byId('route-table').locator('thead th').allInnerTexts()).map((h) => h.trim());
-    for (const c of ['score', 'keyword_hits', 'dense', 'profile', 'vocabulary', 'knowledge', 'knowledge_dense']) {
+    for (const c of ['score', 'keyword_hits', 'dense', 'profile', 'specificity', 'knowledge', 'knowledge_dense']) {
       assert(routeHeaders.includes(c), `the route table has no ${c} column`);
     }
     const summary = (await byId('route-summary').innerText()).trim();
@@ -457,6 +517,42 @@ async function main() {
     await page.screenshot({ path: path.join(shotDir, 'retrieval-markdown.png'), fullPage: true });
     await page.unroute('**/v1/search');
 
+    // Threshold, weights and filters go with the search; hits under the threshold are counted.
+    step = 'retrieval-controls';
+    await byId('search-input').fill('试用期最长多久');
+    await byId('search-skill').selectOption('labor-law');
+    await byId('search-min-score').fill('0.3');
+    await byId('search-bm25-weight').fill('1');
+    await byId('search-dense-weight').fill('0.5');
+    await byId('search-source').fill('knowledge/*');
+    await byId('search-dir').fill('knowledge');
+    await byId('search-doctype-general').check();
+    await byId('search-doctype-legal').check();
+    const [searchRequest] = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/v1/search') && r.method() === 'POST'),
+      byId('search-run').click(),
+    ]);
+    const sent = searchRequest.postDataJSON();
+    const want = { min_score: 0.3, bm25_weight: 1, dense_weight: 0.5, source: 'knowledge/*', dir: 'knowledge' };
+    for (const [key, value] of Object.entries(want)) assert(sent[key] === value, `the search sent ${key}=${JSON.stringify(sent[key])}, not ${value}`);
+    assert(JSON.stringify(sent.doc_types) === '["general","legal"]', `the search sent doc_types ${JSON.stringify(sent.doc_types)}`);
+    const searched = await searchRequest.response();
+    const result = await searched.json();
+    assert(searched.ok(), `the search with controls answered ${searched.status()}: ${JSON.stringify(result).slice(0, 300)}`);
+    await page.waitForFunction(() => !document.querySelector('[data-testid="search-run"]').disabled);
+    await bannerClear();
+    const shownHits = await byId('hits-table').getByTestId('hit-row').count();
+    assert(shownHits === (result.hits || []).length, `the page shows ${shownHits} hits, the server sent ${(result.hits || []).length}`);
+    if (typeof result.filtered === 'number') {
+      const filtered = byId('search-filtered');
+      assert(await filtered.getAttribute('data-n') === String(result.filtered), `the page does not show the ${result.filtered} hits dropped by min_score`);
+    }
+    log(`ok   retrieval controls: min_score, weights, source, dir and doc_types sent; ${shownHits} hits, ${result.filtered ?? 'no'} filtered`);
+    await page.screenshot({ path: path.join(shotDir, 'retrieval-controls.png'), fullPage: false });
+    await byId('search-reset').click();
+    assert(await byId('search-min-score').inputValue() === '' && !await byId('search-doctype-legal').isChecked(), 'Reset left the controls set');
+
+
     // --------------------------------------------------------------------------------- index
     step = 'index';
     await byId('tab-index').click();
@@ -481,10 +577,265 @@ async function main() {
     const jobState = await job.getAttribute('data-state');
     const jobText = (await job.innerText()).trim().replace(/\s+/g, ' ');
     assert(jobState === 'done', `the re-index ended ${jobState}: ${jobText}`);
+    const reportRows = await job.getByTestId('job-skill-row').evaluateAll((rows) => rows.map((r) => r.dataset.skill));
+    for (const s of SKILLS) assert(reportRows.includes(s), `the re-index report has no row for ${s}: ${jobText.slice(0, 300)}`);
+    assert(await job.locator('pre').count() === 0, 'the re-index report is a raw JSON dump');
+    assert(await job.getByTestId('job-diagnostics').count() + await job.locator('.diag-head').count() > 0, 'the report has no diagnostics part');
     await page.waitForFunction((n) => document.querySelectorAll('[data-testid="skill-row"]').length === n, SKILLS.length);
     await bannerClear();
     log(`ok   index: re-index all → done: ${jobText.slice(0, 200)}`);
     await page.screenshot({ path: path.join(shotDir, 'index.png'), fullPage: true });
+
+    // ----------------------------------------------------------------------------- documents
+    step = 'documents';
+    const docRows = byId('docs-table').getByTestId('doc-row');
+    const docRow = (name) => page.locator(`[data-testid="doc-row"][data-name="${name}"]`);
+    /** The row of `name` once the list shows it indexed (it shows `pending` while the re-index runs). */
+    const indexedRow = async (name, what) => {
+      const row = page.locator(`[data-testid="doc-row"][data-name="${name}"][data-status="indexed"]`);
+      await row.waitFor({ state: 'attached' }).catch(async () => {
+        const status = (await docRow(name).count()) ? await docRow(name).getAttribute('data-status') : 'not listed';
+        throw new Failure(`${what}: ${name} is ${status}, not indexed`);
+      });
+      return row;
+    };
+    const openDocuments = async (skill) => {
+      await byId('tab-documents').click();
+      await byId('view-documents').waitFor({ state: 'visible' });
+      await page.locator(`[data-testid="docs-skill"] option[value="${skill}"]`).waitFor({ state: 'attached' });
+      if (await byId('docs-skill').inputValue() !== skill) await byId('docs-skill').selectOption(skill);
+      await page.waitForFunction((s) => document.querySelector('[data-testid="docs-table"]').dataset.skill === s, skill)
+        .catch(() => { throw new Failure(`the documents of ${skill} were not listed`); });
+    };
+    /** Waits for a re-index other than `previous` to finish in the Documents tab; fails unless done. */
+    const waitDocsJob = async (previous, what) => {
+      const box = byId('docs-job');
+      await page.waitForFunction((prev) => {
+        const el = document.querySelector('[data-testid="docs-job"]');
+        return el && el.dataset.job && el.dataset.job !== prev && (el.dataset.state === 'done' || el.dataset.state === 'failed');
+      }, previous, { timeout: INDEX_TIMEOUT, polling: 250 }).catch(async () => {
+        const text = (await box.isVisible()) ? (await box.innerText()).trim() : 'no job shown';
+        const banner = (await byId('error-banner').isVisible()) ? await byId('error-text').textContent() : '';
+        throw new Failure(`${what}: no finished re-index within ${INDEX_TIMEOUT / 1000} s: ${text} ${banner}`);
+      });
+      const text = (await box.innerText()).trim().replace(/\s+/g, ' ');
+      assert(await box.getAttribute('data-state') === 'done', `${what}: the re-index failed: ${text}`);
+      return text;
+    };
+
+    await openDocuments('router-faq');
+    assert(await byId('docs-readonly').isHidden(), 'the page says writes are off, but the server takes them (--allow-writes)');
+    assert(await byId('docs-file').isEnabled(), 'the upload input is disabled on a server that takes writes');
+    const listed = await docRows.evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    assert(listed.includes('knowledge/faq.md'), `router-faq's documents do not list knowledge/faq.md: ${listed.join(', ')}`);
+    const headers2 = (await byId('docs-table').locator('thead th').allInnerTexts()).map((h) => h.trim());
+    for (const c of ['name', 'format', 'size', 'encoding', 'pages', 'chunks', 'last indexed', 'status', 'errors']) {
+      assert(headers2.includes(c), `the documents table has no ${c} column`);
+    }
+    const faqRow = await docRow('knowledge/faq.md').locator('td').allInnerTexts();
+    assert(/\d/.test(faqRow[headers2.indexOf('chunks')]) && /20\d\d-/.test(faqRow[headers2.indexOf('last indexed')]),
+      `knowledge/faq.md shows no chunk count or time of indexing: ${faqRow.join(' | ')}`);
+
+    // A type no format reads: refused with a clear message, nothing sent.
+    await byId('docs-file').setInputFiles({ name: 'notes.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ not a document') });
+    await byId('error-banner').waitFor({ state: 'visible' }).catch(() => { throw new Failure('uploading notes.exe showed no error'); });
+    const refusedUpload = await byId('error-text').textContent();
+    assert(/notes\.exe/.test(refusedUpload) && /cannot be indexed|not a supported|unsupported/i.test(refusedUpload), `the error for notes.exe does not say why: ${refusedUpload}`);
+    await byId('error-close').click();
+    log(`ok   documents: router-faq lists ${listed.length} documents; an .exe upload is refused: ${refusedUpload.replace(/\s+/g, ' ').slice(0, 120)}`);
+
+    // The DOCX through the file input.
+    step = 'upload-docx';
+    const docxName = `knowledge/${path.basename(DOCX)}`;
+    let previousDocsJob = await byId('docs-job').getAttribute('data-job');
+    await byId('docs-file').setInputFiles(DOCX);
+    const docxJob = await waitDocsJob(previousDocsJob, `uploading ${docxName}`);
+    const docxChunks = Number(await (await indexedRow(docxName, 'after its upload')).getAttribute('data-chunks'));
+    assert(docxChunks > 0, `${docxName} has no chunks`);
+    assert(await byId('docs-job').locator('[data-testid="job-skill-row"][data-skill="router-faq"]').count() === 1, `the upload's re-index report has no row for router-faq: ${docxJob}`);
+    await bannerClear();
+    log(`ok   upload DOCX: ${docxName} indexed, ${docxChunks} chunks; ${docxJob.slice(0, 160)}`);
+
+    // The PDF dropped on the drop zone.
+    step = 'upload-pdf';
+    await openDocuments('tea-brewing');
+    const pdfName = `knowledge/${path.basename(PDF)}`;
+    previousDocsJob = await byId('docs-job').getAttribute('data-job');
+    const dropped = Date.now();
+    const dataTransfer = await page.evaluateHandle(({ b64, name }) => {
+      const bin = atob(b64);
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i += 1) bytes[i] = bin.charCodeAt(i);
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], name, { type: 'application/pdf' }));
+      return dt;
+    }, { b64: fs.readFileSync(PDF).toString('base64'), name: path.basename(PDF) });
+    await byId('docs-drop').dispatchEvent('dragenter', { dataTransfer });
+    await byId('docs-drop').dispatchEvent('drop', { dataTransfer });
+    await waitDocsJob(previousDocsJob, `dropping ${pdfName}`);
+    const indexedMs = Date.now() - dropped;
+    const pdfChunks = Number(await (await indexedRow(pdfName, 'after it was dropped')).getAttribute('data-chunks'));
+    const pdfCells = await docRow(pdfName).locator('td').allInnerTexts();
+    assert(pdfChunks > 0, `${pdfName} has no chunks`);
+    assert(/pdf/i.test(pdfCells[headers2.indexOf('format')]), `${pdfName}'s format is "${pdfCells[headers2.indexOf('format')]}"`);
+    assert(/\d/.test(pdfCells[headers2.indexOf('pages')]), `${pdfName} shows no page count: ${pdfCells.join(' | ')}`);
+
+    await docRow(pdfName).getByTestId('doc-open').click();
+    await byId('docs-chunks').waitFor({ state: 'visible' }).catch(() => { throw new Failure('clicking a document did not open its chunks'); });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="docs-chunk"]').length > 0, null, { timeout: 15_000 })
+      .catch(() => { throw new Failure(`the chunks of ${pdfName} did not load`); });
+    await bannerClear();
+    const pdfChunkTexts = await byId('docs-chunks').getByTestId('docs-chunk').allInnerTexts();
+    assert(pdfChunkTexts.length === pdfChunks, `the panel shows ${pdfChunkTexts.length} chunks, the table says ${pdfChunks}`);
+    assert(pdfChunkTexts.join('\n').includes('Keemun'), 'the chunks of the PDF do not show its text');
+    assert((await byId('docs-chunks-title').innerText()).includes(`tea-brewing/${pdfName}`), 'the chunk panel does not name the document');
+    log(`ok   upload PDF (dropped): ${pdfName} indexed in ${(indexedMs / 1000).toFixed(1)} s, ${pdfChunks} chunks shown in the panel`);
+    await page.screenshot({ path: path.join(shotDir, 'documents.png'), fullPage: false });
+
+    // A new version under the same name: the page offers to replace it, and replacing re-indexes it.
+    step = 'replace';
+    previousDocsJob = await byId('docs-job').getAttribute('data-job');
+    await byId('docs-file').setInputFiles({ name: path.basename(PDF), mimeType: 'application/pdf', buffer: fs.readFileSync(PDF_V2) });
+    await byId('docs-conflict').waitFor({ state: 'visible' }).catch(() => { throw new Failure('uploading an existing name again did not offer to replace it'); });
+    assert((await byId('docs-conflict-text').innerText()).includes(pdfName), 'the conflict does not name the document');
+    await byId('docs-replace').click();
+    await waitDocsJob(previousDocsJob, `replacing ${pdfName}`);
+    await indexedRow(pdfName, 'after its replacement');
+    await bannerClear();
+    const replacedSize = await docRow(pdfName).locator('td').nth(headers2.indexOf('size')).innerText();
+    log(`ok   replace: a second upload of ${pdfName} asks first, then replaces it (now ${replacedSize})`);
+
+    // ------------------------------------------------------------------- answers from uploads
+    step = 'chat-uploaded';
+    await byId('tab-chat').click();
+    await byId('view-chat').waitFor({ state: 'visible' });
+    await byId('chat-clear').click();
+    await byId('skill-picker').selectOption('tea-brewing');
+    const asked = Date.now();
+    const a5 = await ask(PDF_QUESTION);
+    const answeredMs = Date.now() - asked;
+    const a5text = (await a5.innerText()).trim();
+    assert(await a5.getByTestId('refusal').count() === 0, `"${PDF_QUESTION}" was refused: ${a5text.slice(0, 300)}`);
+    const pdfCites = a5.locator(`.bubble [data-testid="citation-link"][title*="${pdfName}"]`);
+    if (await pdfCites.count() === 0) {
+      const titles = await a5.getByTestId('citation-link').evaluateAll((ls) => ls.map((l) => l.title));
+      throw new Failure(`the answer to "${PDF_QUESTION}" does not cite ${pdfName} (cites: ${titles.join('; ') || 'nothing'}): ${a5text.slice(0, 300)}`);
+    }
+    await pdfCites.first().click();
+    await byId('chunk-panel').waitFor({ state: 'visible' });
+    await page.waitForFunction(() => document.querySelector('[data-testid="chunk-doc"] [data-testid="doc-chunk"]'), null, { timeout: 15_000 });
+    assert((await byId('chunk-title').innerText()).includes(pdfName), 'the citation panel does not show the uploaded PDF');
+    assert((await byId('chunk-cited').innerText()).trim().length > 0, 'the cited passage of the PDF is empty');
+    await bannerClear();
+    const conversationId = await byId('conversation-title').getAttribute('data-id');
+    assert(conversationId, 'the conversation has no id after its first question');
+    log(`ok   answered from the upload: "${PDF_QUESTION}" cites ${pdfName}; upload to answerable ${((indexedMs + answeredMs) / 1000).toFixed(1)} s (re-index ${(indexedMs / 1000).toFixed(1)} s, answer ${(answeredMs / 1000).toFixed(1)} s)`);
+    await byId('chunk-close').click();
+    await byId('skill-picker').selectOption('router-faq');
+    await ask(MISROUTED_QUESTION);
+    await page.locator(`[data-testid="conversation-item"][data-id="${conversationId}"]`).waitFor({ state: 'attached' })
+      .catch(() => { throw new Failure('the conversation is not in the list'); });
+    const firstItem = await byId('conv-list').getByTestId('conversation-item').first().getAttribute('data-id');
+    assert(firstItem === conversationId, 'the newest conversation is not first in the list');
+
+    // ------------------------------------------------------------------------------- delete
+    step = 'delete';
+    await openDocuments('router-faq');
+    previousDocsJob = await byId('docs-job').getAttribute('data-job');
+    await docRow(docxName).getByTestId('doc-delete').click();
+    await byId('confirm-dialog').waitFor({ state: 'visible' }).catch(() => { throw new Failure('Delete did not ask to confirm'); });
+    assert((await byId('confirm-text').innerText()).includes(docxName), 'the confirmation does not name the document');
+    await byId('confirm-ok').click();
+    await waitDocsJob(previousDocsJob, `deleting ${docxName}`);
+    await docRow(docxName).waitFor({ state: 'detached' }).catch(() => { throw new Failure(`${docxName} is still listed after its deletion`); });
+    assert(await docRow('knowledge/faq.md').count() === 1, 'deleting one document took others with it');
+    await bannerClear();
+    log(`ok   delete: ${docxName} is gone after the re-index`);
+
+    // ------------------------------------------------------------------------------- resume
+    step = 'resume';
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await byId('tab-chat').click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="answer"][data-state="done"]').length === 2, null, { timeout: 15_000 })
+      .catch(async () => { throw new Failure(`the conversation was not resumed after a reload (${await answers.count()} answers shown)`); });
+    const resumed = await byId('chat-log').getByTestId('question').allInnerTexts();
+    assert(JSON.stringify(resumed.map((q) => q.trim())) === JSON.stringify([PDF_QUESTION, MISROUTED_QUESTION]), `the resumed turns are ${JSON.stringify(resumed)}`);
+    assert(await byId('conversation-title').getAttribute('data-id') === conversationId, 'another conversation was resumed');
+    assert(await answers.first().locator(`[data-testid="citation-link"][title*="${pdfName}"]`).count() > 0, 'the resumed answer lost its citations');
+    const item = page.locator(`[data-testid="conversation-item"][data-id="${conversationId}"]`);
+    assert(await item.evaluate((e) => e.classList.contains('active')), 'the resumed conversation is not marked in the list');
+    await bannerClear();
+    log(`ok   resume: after a reload, conversation ${conversationId} shows its ${resumed.length} turns`);
+    await page.screenshot({ path: path.join(shotDir, 'conversations.png'), fullPage: false });
+
+    step = 'rename';
+    await item.hover();
+    await item.getByTestId('conversation-rename').click();
+    await byId('conversation-title-input').fill(CONVERSATION_TITLE);
+    await byId('conversation-title-input').press('Enter');
+    await page.waitForFunction((t) => document.querySelector('[data-testid="conversation-title"]').textContent === t, CONVERSATION_TITLE)
+      .catch(() => { throw new Failure('the rename did not show'); });
+    await page.locator(`[data-testid="conversation-item"][data-id="${conversationId}"] [data-testid="conversation-name"]`).filter({ hasText: CONVERSATION_TITLE })
+      .waitFor({ state: 'attached' }).catch(() => { throw new Failure('the list does not show the new title'); });
+    await bannerClear();
+    log(`ok   rename: the conversation is "${CONVERSATION_TITLE}"`);
+
+    step = 'delete-conversation';
+    const items = byId('conv-list').getByTestId('conversation-item');
+    const before = await items.count();
+    const doomed = items.last();
+    const doomedId = await doomed.getAttribute('data-id');
+    assert(before > 1 && doomedId !== conversationId, 'no other conversation to delete');
+    await doomed.hover();
+    await doomed.getByTestId('conversation-delete').click();
+    await byId('confirm-dialog').waitFor({ state: 'visible' }).catch(() => { throw new Failure('deleting a conversation did not ask to confirm'); });
+    await byId('confirm-ok').click();
+    await page.locator(`[data-testid="conversation-item"][data-id="${doomedId}"]`).waitFor({ state: 'detached' })
+      .catch(() => { throw new Failure('the deleted conversation is still listed'); });
+    assert(await items.count() === before - 1, 'deleting one conversation changed the list otherwise');
+    assert(await byId('conversation-title').getAttribute('data-id') === conversationId, 'deleting another conversation closed the open one');
+    await bannerClear();
+    log(`ok   delete conversation: ${doomedId} is gone, "${CONVERSATION_TITLE}" stays open`);
+
+    // ----------------------------------------------------------------------------- feedback
+    step = 'feedback';
+    const good = answers.nth(0);
+    const bad = answers.nth(1);
+    await good.getByTestId('feedback-up').click();
+    await good.getByTestId('feedback-thanks').waitFor({ state: 'visible' }).catch(() => { throw new Failure('👍 was not acknowledged'); });
+    assert(await good.getByTestId('feedback-up').getAttribute('aria-pressed') === 'true', '👍 is not shown as given');
+    await bad.getByTestId('feedback-down').click();
+    const form = bad.getByTestId('feedback-form');
+    await form.waitFor({ state: 'visible' }).catch(() => { throw new Failure('👎 did not open the feedback form'); });
+    await form.getByTestId('feedback-skill').selectOption('tea-brewing');
+    await form.getByTestId('feedback-comment').fill('A tea question: the router skill cannot answer it.');
+    await page.screenshot({ path: path.join(shotDir, 'feedback.png'), fullPage: false });
+    const [feedbackRequest] = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/v1/feedback') && r.method() === 'POST'),
+      form.getByTestId('feedback-send').click(),
+    ]);
+    await bad.getByTestId('feedback-thanks').waitFor({ state: 'visible' }).catch(() => { throw new Failure('👎 was not acknowledged'); });
+    await bannerClear();
+    const down = feedbackRequest.postDataJSON();
+    assert(down.rating === 'down' && down.skill === 'tea-brewing' && down.query === MISROUTED_QUESTION && /^a-/.test(down.answer_id || ''),
+      `the 👎 sent ${JSON.stringify(down)}`);
+    log(`ok   feedback: 👍 on the PDF answer, 👎 with tea-brewing named on "${MISROUTED_QUESTION}"`);
+
+    // --------------------------------------------------------------------------------- gaps
+    step = 'gaps';
+    await byId('tab-gaps').click();
+    await byId('view-gaps').waitFor({ state: 'visible' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="gap-group"]').length >= 3)
+      .catch(() => { throw new Failure('the Gaps tab shows no groups'); });
+    await bannerClear();
+    const causes = await byId('gaps-groups').getByTestId('gap-group').evaluateAll((gs) => gs.map((g) => g.dataset.cause));
+    for (const c of ['content', 'retrieval', 'routing']) assert(causes.includes(c), `the Gaps tab has no "${c}" group: ${causes.join(', ')}`);
+    const gapRows = (cause) => page.locator(`[data-testid="gap-group"][data-cause="${cause}"] [data-testid="gap-row"]`);
+    assert(await gapRows('content').count() > 0, 'the refused questions are not under "not in the knowledge"');
+    const routing = await gapRows('routing').allInnerTexts();
+    assert(routing.some((r) => r.includes(MISROUTED_QUESTION)), `the 👎 with another skill is not under "wrong skill": ${routing.join(' / ')}`);
+    log(`ok   gaps: ${causes.map((c) => c).join(', ')}; ${await gapRows('content').count()} not in the knowledge, ${routing.length} wrong skill`);
+    await page.screenshot({ path: path.join(shotDir, 'gaps.png'), fullPage: false });
 
     step = 'end';
     assert(jsErrors.length === 0, `JavaScript errors on the page:\n  ${jsErrors.join('\n  ')}`);
