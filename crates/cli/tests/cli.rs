@@ -344,9 +344,7 @@ fn migrate_copies_indexes_both_ways() {
         }
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v.as_object_mut().unwrap().remove("timings_ms");
-        v
+        common::comparable(serde_json::from_slice(&out.stdout).unwrap())
     };
     let questions =
         ["劳动合同期限两年的，试用期最长多久？", "How do I factory reset the router?", "普洱熟茶要洗茶吗？"];
@@ -388,4 +386,50 @@ fn a_closed_pipe_ends_a_command_quietly() {
     let err = stderr(&out);
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(out.status.code(), Some(101), "{err}");
+}
+
+/// The server presets of docs/llm.md and docs/rerank.md can run side by side with `skillrag
+/// serve` (default :8080): different servers on different ports; and their commands are today's
+/// (TEI's binary is `text-embeddings-router`, vLLM embeds with `--runner pooling`).
+#[test]
+fn documented_presets_do_not_clash() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    // (port, server kind, line): a table row's kind is its first cell, a command's its program.
+    let mut servers: Vec<(String, String, String)> = Vec::new();
+    for file in ["llm.md", "rerank.md"] {
+        let text = std::fs::read_to_string(docs.join(file)).unwrap();
+        let mut in_code = false;
+        for line in text.lines() {
+            if line.starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            let kind = if line.starts_with('|') {
+                line.trim_start_matches('|').split('|').next().unwrap_or("").trim().to_lowercase()
+            } else if in_code && !line.contains(" = ") {
+                line.split_whitespace().next().unwrap_or("").to_string()
+            } else {
+                continue;
+            };
+            for marker in ["127.0.0.1:", "--port "] {
+                for (i, _) in line.match_indices(marker) {
+                    let port: String = line[i + marker.len()..].chars().take_while(char::is_ascii_digit).collect();
+                    if !port.is_empty() {
+                        servers.push((port, kind.clone(), line.to_string()));
+                    }
+                }
+            }
+        }
+        assert!(!text.contains("text-embeddings-inference --"), "{file}: TEI's binary is text-embeddings-router");
+        assert!(
+            text.lines().filter(|l| l.contains("--task embed")).all(|l| l.contains("--runner pooling")),
+            "{file}: vLLM's current flag is --runner pooling"
+        );
+    }
+    assert!(servers.len() >= 8, "{servers:?}");
+    for (port, kind, line) in &servers {
+        assert_ne!(port, "8080", "a preset on skillrag serve's default port: {line}");
+        let clash = servers.iter().find(|(p, k, _)| p == port && k != kind);
+        assert!(clash.is_none(), "port {port}: `{line}` and `{}`", clash.map_or("", |c| c.2.as_str()));
+    }
 }

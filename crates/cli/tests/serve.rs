@@ -868,16 +868,12 @@ fn replicas_share_one_postgres_database() {
     std::fs::remove_dir_all(b.path().join(".skillrag")).unwrap();
     let (one, two) = (Server::start(a.path(), &[], &[]), Server::start(b.path(), &[], &[]));
 
-    let strip = |mut v: Value| {
-        v.as_object_mut().unwrap().remove("timings_ms");
-        v
-    };
     for q in [ROUTER_QUESTION, "劳动合同期限两年的，试用期最长多久？", OUT_OF_SCOPE, "普洱熟茶要洗茶吗？"]
     {
         let (s1, x) = one.post_json("/v1/ask", json!({"query": q}));
         let (s2, y) = two.post_json("/v1/ask", json!({"query": q}));
         assert_eq!((s1, s2), (200, 200));
-        assert_eq!(strip(x), strip(y), "{q}");
+        assert_eq!(common::comparable(x), common::comparable(y), "{q}");
     }
 
     // New knowledge indexed through replica one is served by replica two after the commit.
@@ -902,7 +898,7 @@ fn replicas_share_one_postgres_database() {
     let c = tempfile::tempdir().unwrap();
     common::copy_dir(b.path(), c.path());
     std::fs::write(c.path().join(".env"), format!("SKILLRAG_STORE={}\n", url.replacen(&primary, &standby, 1))).unwrap();
-    let three = Server::start(c.path(), &[], &[]);
+    let three = Server::start(c.path(), &["--allow-writes"], &[]);
     wait_until("the standby replica serves the replicated generation", || serves_new_note(&three));
     let (status, answer) = three.post_json("/v1/ask", json!({"query": ROUTER_QUESTION}));
     assert_eq!(status, 200, "{answer}");
@@ -910,6 +906,11 @@ fn replicas_share_one_postgres_database() {
     let (status, refused) = three.post_json("/v1/index", json!({}));
     assert_error(status, &refused, 409, "conflict");
     assert!(refused["error"]["message"].as_str().unwrap().contains("read-only replica"), "{refused}");
+    // Uploads too, with the same message, even with writes allowed; nothing is written.
+    let (status, refused) = three.upload("/v1/skills/router-faq/documents", &[("new.md", b"# New\n\ntext")]);
+    assert_error(status, &refused, 409, "conflict");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("read-only replica"), "{refused}");
+    assert!(!c.path().join("skills/router-faq/knowledge/new.md").exists());
     let out = skillrag(c.path(), &["index"]).output().unwrap();
     assert!(!out.status.success());
     assert!(common::stderr(&out).contains("read-only replica"), "{}", common::stderr(&out));

@@ -865,7 +865,7 @@ mod tests {
                 ("SKILLRAG_EMBED_MODEL", "bge-m3"),
                 ("SKILLRAG_EMBED_DIM", "1024"),
                 ("SKILLRAG_EMBED_API_KEY", "sk-x"),
-                ("SKILLRAG_RERANK_URL", "http://127.0.0.1:8080"),
+                ("SKILLRAG_RERANK_BASE_URL", "http://127.0.0.1:8083"),
                 ("SKILLRAG_RERANK_CANDIDATES", "30"),
                 ("SKILLRAG_RERANK_TIMEOUT_SECS", "3"),
                 ("SKILLRAG_RERANK_API_KEY", "sk-y"),
@@ -881,9 +881,16 @@ mod tests {
         assert_eq!(c.embed_model_path(tmp.path()), None, "an API model is no folder");
         assert_eq!(
             (c.rerank.base_url.as_str(), c.rerank.candidates, c.rerank.timeout_secs),
-            ("http://127.0.0.1:8080", 30, 3)
+            ("http://127.0.0.1:8083", 30, 3)
         );
         assert_eq!(c.rerank_model_path(tmp.path()), None);
+        // `url` / SKILLRAG_RERANK_URL, the old name, still reach the same setting.
+        let old = load(tmp.path(), &env(&[("SKILLRAG_RERANK_URL", "http://h:1")])).unwrap();
+        assert!(old.unknown_env.is_empty(), "{:?}", old.unknown_env);
+        assert_eq!(old.config.rerank.base_url, "http://h:1");
+        std::fs::write(tmp.path().join("skillrag.toml"), "[rerank]\nurl = \"http://h:2/v1\"\n").unwrap();
+        assert_eq!(load(tmp.path(), &env(&[])).unwrap().config.rerank.base_url, "http://h:2/v1");
+        std::fs::remove_file(tmp.path().join("skillrag.toml")).unwrap();
         let c = load(tmp.path(), &env(&[("SKILLRAG_RERANK_MODEL", "models/bge-reranker-base")])).unwrap().config;
         assert_eq!(c.rerank_model_path(tmp.path()), Some(tmp.path().join("models/bge-reranker-base")));
         let err = load(tmp.path(), &env(&[("SKILLRAG_RERANK_CANDIDATES", "many")])).unwrap_err().to_string();
