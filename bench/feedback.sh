@@ -3,8 +3,8 @@
 # users judged earlier answers? The benchmark's questions are split in two halves by id. Half A
 # is asked first; each answer is judged the way a user would on the web page, from the gold
 # label: 👍 when the question went to its skill (or was refused as out of scope when no skill
-# covers it), 👎 naming the right skill when it went elsewhere or was refused, 👎 without a skill
-# when an out-of-scope question was answered. `tune` then fits on those judgements (in their own
+# covers it), 👎 naming the right skill when it went elsewhere or was refused, 👎 with "no skill
+# covers it" when an out-of-scope question was answered. `tune` then fits on those judgements (in their own
 # cross-validation fold) and half B — questions the router never saw — is evaluated before and
 # after, in one run. Nothing here is shipped: the product's router fits on the skills alone until
 # users give feedback.
@@ -55,7 +55,7 @@ gold = {}
 for line in open(queries, encoding="utf-8"):
     row = json.loads(line)
     gold[row["id"]] = row
-counts = {"up": 0, "down, skill named": 0, "down": 0, "not judged": 0}
+counts = {"up": 0, "down, skill named": 0, "down, no skill covers it": 0, "not judged": 0}
 with open(out, "w", encoding="utf-8") as f:
     for n, line in enumerate(open(answers, encoding="utf-8")):
         a = json.loads(line)
@@ -66,14 +66,15 @@ with open(out, "w", encoding="utf-8") as f:
         route = a["route"]
         refusal = (a.get("refusal") or {}).get("kind")
         routed = route.get("skills") or []
-        rating, skill = None, None
+        rating, skill, no_skill = None, None, False
         if row["skill"] is None:
             rating = "up" if refusal == "out_of_scope" else "down"
+            no_skill = rating == "down"
         elif routed == [row["skill"]] and refusal in (None, "not_found"):
             rating = "up"
         else:
             rating, skill = "down", row["skill"]
-        counts["up" if rating == "up" else ("down, skill named" if skill else "down")] += 1
+        counts["up" if rating == "up" else ("down, skill named" if skill else "down, no skill covers it")] += 1
         record = {
             "id": f"f-{n:016x}", "time": int(time.time()), "query": a["query"], "answer_id": a.get("answer_id") or None,
             "rating": rating, "routed": routed, "decision": route.get("decision"),
@@ -83,6 +84,8 @@ with open(out, "w", encoding="utf-8") as f:
         }
         if skill:
             record["skill"] = skill
+        if no_skill:
+            record["no_skill"] = True
         f.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
 print("judgements of half A:", ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
 PY
@@ -100,6 +103,9 @@ start=$(date +%s.%N)
 "$bin" -C "$root/tune" tune | tee "$root/tune.txt"
 tune_s=$(echo "$(date +%s.%N) - $start" | bc)
 "$bin" -C "$root/project" eval "$root/$name-B" --out "$root/out-B-after" > /dev/null
+# Half A asked again with the tuned router: are the judged questions remembered?
+cp "$state/$name-B/router.json" "$state/$name-A/router.json"
+"$bin" -C "$root/project" eval "$root/$name-A" --out "$root/out-A-after" > /dev/null
 
 result="bench/results/feedback-$name.md"
 {
@@ -115,19 +121,18 @@ result="bench/results/feedback-$name.md"
   echo
   python3 bench/per_skill.py "before (skills only)=$root/out-B-before" "after (with half A's feedback)=$root/out-B-after"
   echo
-  echo "Overall, half B:"
+  echo "Overall: half B (never judged: generalisation) and half A asked again (judged: memory):"
   echo
-  python3 - "$root/out-B-before/report.json" "$root/out-B-after/report.json" <<'PY'
+  python3 - "$root/out-B-before/report.json" "$root/out-B-after/report.json" "$root/out-A/report.json" "$root/out-A-after/report.json" <<'PY'
 import json, sys
-before, after = (json.load(open(p))["report"] for p in sys.argv[1:])
+b_before, b_after, a_before, a_after = (json.load(open(p))["report"]["overall"] for p in sys.argv[1:])
 keys = ["routing_accuracy", "false_refusals", "hit_at_5", "answer_contains_gold", "unanswerable_not_found",
         "out_of_scope_rejected", "chitchat_without_retrieval"]
-b, a = before["overall"], after["overall"]
-print("| metric | before | after |")
-print("|---|---:|---:|")
+print("| metric | B before | B after | B after / before | A before | A again after |")
+print("|---|---:|---:|---:|---:|---:|")
 for k in keys:
-    if k in b and k in a:
-        print(f"| {k} | {b[k]:.3f} | {a[k]:.3f} |")
+    ratio = b_after[k] / b_before[k] if b_before[k] else float("nan")
+    print(f"| {k} | {b_before[k]:.3f} | {b_after[k]:.3f} | {ratio:.2f}× | {a_before[k]:.3f} | {a_after[k]:.3f} |")
 PY
 } > "$result"
 cat "$result"

@@ -48,6 +48,9 @@ pub struct FeedbackRecord {
     /// The skill that should have answered, as the user named it (a misroute's correction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill: Option<String>,
+    /// The user said no skill covers the question (it should have been refused as out of scope).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_skill: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     /// The skills the question was routed to, and how.
@@ -72,6 +75,8 @@ pub struct Judgement {
     pub query: String,
     pub answer_id: Option<String>,
     pub skill: Option<String>,
+    /// No skill covers the question.
+    pub no_skill: bool,
     pub comment: Option<String>,
 }
 
@@ -89,6 +94,8 @@ impl FeedbackRecord {
             query: judgement.query.trim().to_string(),
             answer_id: judgement.answer_id,
             rating,
+            // A named skill and "no skill" contradict each other; the named skill wins.
+            no_skill: judgement.no_skill && judgement.skill.is_none(),
             skill: judgement.skill,
             comment,
             routed: Vec::new(),
@@ -117,15 +124,18 @@ impl FeedbackRecord {
     }
 
     /// What this judgement says about where the question belongs, if anything: a named skill
-    /// (a corrected misroute); a 👍 on the router's own single route (confirmed), or on its
-    /// refusal (`out_of_scope`: no skill; `not_found`: the skill, but not in its knowledge).
-    /// A 👎 without a skill says the answer was bad, not where the question goes.
+    /// (a corrected misroute) or none (no skill covers it); a 👍 on the router's own single route
+    /// (confirmed), or on its refusal (`out_of_scope`: no skill; `not_found`: the skill, but not
+    /// in its knowledge). A 👎 that names nothing says the answer was bad, not where it goes.
     fn routing_label(&self) -> Option<LabelledQuestion> {
         let label = |skill: Option<String>, answerable: bool| {
             Some(LabelledQuestion { query: self.query.clone(), skill, answerable, feedback: true })
         };
         if let Some(skill) = &self.skill {
             return label(Some(skill.clone()), true);
+        }
+        if self.no_skill {
+            return label(None, false);
         }
         if self.rating != Rating::Up || self.forced {
             return None;
@@ -224,6 +234,11 @@ mod tests {
             judged(&out, Rating::Up, None),
             judged(&forced, Rating::Up, None),
             judged(&answered("旧技能的问题", "gone"), Rating::Down, Some("gone")),
+            FeedbackRecord::new(
+                Judgement { query: "花呗怎么开通".into(), no_skill: true, ..Default::default() },
+                Rating::Down,
+                Some(&answered("花呗怎么开通", "labor-law")),
+            ),
         ];
         let labels = routing_labels(&records, &skills);
         let got: Vec<(&str, Option<&str>)> = labels.iter().map(|l| (l.query.as_str(), l.skill.as_deref())).collect();
@@ -232,7 +247,8 @@ mod tests {
             vec![
                 ("试用期多久？", Some("labor-law")),
                 ("房租押金不退怎么办？", Some("contract-law")),
-                ("花呗怎么还", None)
+                ("花呗怎么还", None),
+                ("花呗怎么开通", None)
             ]
         );
     }

@@ -36,8 +36,8 @@ pub enum GapCause {
     /// Answered, and the user rated the answer down: the knowledge may hold it, but retrieval
     /// or the answer missed it (look at the hits; add examples or rewrite the document).
     Retrieval,
-    /// Rated down, naming another skill (or refused when a skill should have answered): the
-    /// router's mistake (`skillrag tune` learns from it).
+    /// Rated down, naming another skill or saying no skill covers it (or refused when a skill
+    /// should have answered): the router's mistake (`skillrag tune` learns from it).
     Routing,
 }
 
@@ -115,6 +115,7 @@ impl GapLog {
         let rated = feedback.iter().filter(|f| f.rating == Rating::Down).map(|f| {
             let cause = match (&f.skill, f.refusal) {
                 (Some(named), _) if !f.routed.contains(named) => GapCause::Routing,
+                (None, _) if f.no_skill => GapCause::Routing,
                 (None, Some(RefusalKind::OutOfScope)) => GapCause::Routing,
                 _ => GapCause::Retrieval,
             };

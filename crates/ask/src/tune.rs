@@ -11,6 +11,7 @@ use crate::settings::AskSettings;
 use crate::AskError;
 use serde::{Deserialize, Serialize};
 use skillrag_engine::{Engine, SearchOptions};
+use skillrag_skill::Skill;
 use skillrag_store::Filter;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -93,10 +94,12 @@ fn path(engine: &Engine) -> PathBuf {
     engine.project.state_dir().join("router.json")
 }
 
-/// What fitting needs: the project, its profiles and the ask settings.
+/// What fitting needs: the project, its profiles, its skills as profiled (with feedback
+/// examples) and the ask settings.
 struct Fitting<'a> {
     engine: &'a Engine,
     dispatcher: &'a Dispatcher,
+    skills: &'a [Skill],
     settings: &'a AskSettings,
 }
 
@@ -133,31 +136,65 @@ fn fingerprint(engine: &Engine, settings: &AskSettings, labelled: &[LabelledQues
     h.finalize().to_hex()[..16].to_string()
 }
 
-/// The saved router if it still fits the project, else a fresh fit; with the labelled questions.
+fn read_saved(engine: &Engine) -> Option<Saved> {
+    std::fs::read_to_string(path(engine)).ok().and_then(|t| serde_json::from_str(&t).ok())
+}
+
+/// The labelled questions the saved router was fitted on (none without one).
+pub(crate) fn saved_labelled(engine: &Engine) -> Vec<LabelledQuestion> {
+    read_saved(engine).map(|s| s.labelled).unwrap_or_default()
+}
+
+/// The skills with the questions users' feedback assigned to them (a confirmed route, a
+/// corrected misroute) added to their examples: relevance feedback into the skills' routing
+/// profiles, so a question judged once routes by its own words next time, and questions like it
+/// find the skill's profile closer. Questions judged unanswerable or out of scope stay labelled
+/// questions only.
+pub(crate) fn with_feedback(skills: &[Skill], labelled: &[LabelledQuestion]) -> Vec<Skill> {
+    let mut out = skills.to_vec();
+    for l in labelled.iter().filter(|l| is_feedback_example(l)) {
+        if let Some(skill) = out.iter_mut().find(|s| l.skill.as_deref() == Some(s.id.as_str())) {
+            if !skill.examples.contains(&l.query) {
+                skill.examples.push(l.query.clone());
+            }
+        }
+    }
+    out
+}
+
+/// A feedback label that joins its skill's profile as an example (not small talk the gate
+/// answers, which never reaches the router).
+fn is_feedback_example(l: &LabelledQuestion) -> bool {
+    l.feedback && l.answerable && l.skill.is_some() && crate::gate::classify(&l.query).is_none()
+}
+
+/// The saved router if it still fits the project, else a fresh fit; with the labelled questions
+/// (`labelled`: the saved router's, [`saved_labelled`]).
 pub(crate) fn load_or_fit(
     engine: &Engine,
     dispatcher: &Dispatcher,
+    skills: &[Skill],
     settings: &AskSettings,
+    labelled: Vec<LabelledQuestion>,
 ) -> Result<(RouterModel, Vec<LabelledQuestion>), AskError> {
-    let saved: Option<Saved> = std::fs::read_to_string(path(engine)).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let labelled = saved.as_ref().map(|s| s.labelled.clone()).unwrap_or_default();
-    if let Some(saved) = saved {
+    if let Some(saved) = read_saved(engine) {
         if saved.model.fingerprint == fingerprint(engine, settings, &labelled)
             && saved.model.weights.len() == model::FEATURES
         {
             return Ok((saved.model, labelled));
         }
     }
-    Ok((fit_and_save(engine, dispatcher, settings, labelled.clone())?, labelled))
+    Ok((fit_and_save(engine, dispatcher, skills, settings, labelled.clone())?, labelled))
 }
 
 pub(crate) fn fit_and_save(
     engine: &Engine,
     dispatcher: &Dispatcher,
+    skills: &[Skill],
     settings: &AskSettings,
     labelled: Vec<LabelledQuestion>,
 ) -> Result<RouterModel, AskError> {
-    let fitting = Fitting { engine, dispatcher, settings };
+    let fitting = Fitting { engine, dispatcher, skills, settings };
     let questions = training_questions(&fitting, &labelled)?;
     let model = model::fit(&questions, fingerprint(engine, settings, &labelled), settings.refusal_cost);
     let saved = Saved { model, labelled };
@@ -187,20 +224,28 @@ pub(crate) fn fit_and_save(
 /// knowledge add more twins (see [`knowledge_questions`]); for a skill without examples they are
 /// its positives too.
 fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<Vec<TrainingQuestion>, AskError> {
-    let skills: Vec<String> = f.engine.skills().iter().map(|s| s.id.clone()).collect();
+    let skills: Vec<String> = f.skills.iter().map(|s| s.id.clone()).collect();
     let mut out = Vec::new();
     let sampled: Vec<Vec<String>> =
-        f.engine.skills().iter().map(|s| knowledge_questions(f.engine, &s.id)).collect::<Result<_, _>>()?;
+        f.skills.iter().map(|s| knowledge_questions(f.engine, &s.id)).collect::<Result<_, _>>()?;
     let collection = CollectionSample::new(&sampled);
-    for (n, skill) in f.engine.skills().iter().enumerate() {
+    for (n, (skill, own)) in f.skills.iter().zip(f.engine.skills()).enumerate() {
         for (i, example) in skill.examples.iter().enumerate() {
+            // Examples past the SKILL.md's own came from feedback: they form its fold.
+            let feedback = i >= own.examples.len();
             let leave_out = Some((skill.id.as_str(), i));
             let probed = f.probe(example, &skills, leave_out)?;
-            out.push(positive(f.dispatcher.signals_of(&probed, leave_out), &skill.id, false));
-            out.extend(unanswerable_twin(f, &skill.id, example, probed, Some(i))?);
+            let mut positive = positive(f.dispatcher.signals_of(&probed, leave_out), &skill.id, false);
+            positive.feedback = feedback;
+            out.push(positive);
+            // No unanswerable twin for a feedback question: worded the same, it would carry the
+            // held-out question into the fit of the other folds.
+            if !feedback {
+                out.extend(unanswerable_twin(f, &skill.id, example, probed, Some(i))?);
+            }
         }
         for (k, text) in sampled[n].iter().enumerate() {
-            if skill.examples.is_empty() {
+            if own.examples.is_empty() {
                 // A skill that gives no examples has only its knowledge to show where its
                 // questions route: the sentence, made less literal, stands in for one.
                 let query = collection.known_item_query(text, n, k);
@@ -237,7 +282,8 @@ fn training_questions(f: &Fitting<'_>, labelled: &[LabelledQuestion]) -> Result<
             });
         }
     }
-    for l in labelled {
+    // Labelled questions; feedback examples are in their skills' profiles already.
+    for l in labelled.iter().filter(|l| !is_feedback_example(l)) {
         if crate::gate::classify(&l.query).is_some() {
             continue;
         }
@@ -446,7 +492,31 @@ fn question_sized(sentence: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{question_sized, CollectionSample};
+    use super::{question_sized, with_feedback, CollectionSample, LabelledQuestion};
+
+    #[test]
+    fn feedback_routes_join_their_skills_examples() {
+        let text = "---\nname: tea\ndescription: Brewing tea.\n---\n# Tea\n\n## Examples\n\n- How hot for green tea?\n";
+        let tea = skillrag_skill::parse_skill_text(std::path::Path::new("skills/tea"), "tea", text).skill.unwrap();
+        let label = |query: &str, skill: Option<&str>, answerable: bool, feedback: bool| LabelledQuestion {
+            query: query.into(),
+            skill: skill.map(str::to_string),
+            answerable,
+            feedback,
+        };
+        let labelled = vec![
+            label("How long do I steep oolong?", Some("tea"), true, true),
+            label("How long do I steep oolong?", Some("tea"), true, true),
+            label("How hot for green tea?", Some("tea"), true, true),
+            label("Is there caffeine in rooibos?", Some("tea"), false, true),
+            label("What about the weather?", None, false, true),
+            label("From a labelled file", Some("tea"), true, false),
+            label("For a skill that is gone", Some("coffee"), true, true),
+            label("Thanks!", Some("tea"), true, true),
+        ];
+        let skills = with_feedback(std::slice::from_ref(&tea), &labelled);
+        assert_eq!(skills[0].examples, vec!["How hot for green tea?", "How long do I steep oolong?"]);
+    }
 
     #[test]
     fn known_item_queries_mix_in_other_skills_terms() {

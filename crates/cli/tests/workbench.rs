@@ -169,6 +169,9 @@ fn conversations_are_kept_and_feedback_reaches_gaps() {
     let (status, body) = server.post_json("/v1/feedback", down);
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["feedback"]["query"], "How do I reset the router?", "the answer's question: {body}");
+    let both = json!({"query": "x", "rating": "down", "skill": "tea-brewing", "no_skill": true});
+    let (status, body) = server.post_json("/v1/feedback", both);
+    assert_eq!(status, 422, "{body}");
     let (status, body) = server.post_json("/v1/feedback", json!({"query": "x", "rating": "meh"}));
     assert_eq!(status, 422, "{body}");
     let (status, body) = server.post_json("/v1/feedback", json!({"query": "x", "rating": "up", "skill": "nope"}));
@@ -256,16 +259,18 @@ fn chat_saves_resumes_and_learns_from_feedback() {
     let project = demo_indexed();
     let dir = project.path();
     let chat = skillrag(dir, &["chat", "--json"]);
-    let input = "劳动合同期限三年，试用期最长可以约定多久？\n/good\nHow do I reset the router?\n/bad tea-brewing not about tea\n";
+    let input = "劳动合同期限三年，试用期最长可以约定多久？\n/good\nHow do I reset the router?\n/bad tea-brewing not about tea\n\
+                 花呗怎么开通？\n/bad none\n";
     let (answers, out) = json_lines(chat, input);
     assert!(out.status.success(), "{}", common::stderr(&out));
-    assert_eq!(answers.len(), 2);
+    assert_eq!(answers.len(), 3);
     let saved: Vec<_> = std::fs::read_dir(dir.join(".skillrag/conversations")).unwrap().flatten().collect();
     assert_eq!(saved.len(), 1);
     let id = saved[0].file_name().to_string_lossy().trim_end_matches(".json").to_string();
     let feedback = std::fs::read_to_string(dir.join(".skillrag/feedback.jsonl")).unwrap();
     let records: Vec<Value> = feedback.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(records.len(), 2, "{feedback}");
+    assert_eq!(records.len(), 3, "{feedback}");
+    assert_eq!(records[2]["no_skill"], true, "{feedback}");
     assert_eq!(
         (records[0]["rating"].as_str(), records[0]["answer_id"].clone()),
         (Some("up"), answers[0]["answer_id"].clone())
@@ -283,21 +288,30 @@ fn chat_saves_resumes_and_learns_from_feedback() {
     let conversation: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join(format!(".skillrag/conversations/{id}.json"))).unwrap())
             .unwrap();
-    assert_eq!(conversation["turns"].as_array().unwrap().len(), 3);
+    assert_eq!(conversation["turns"].as_array().unwrap().len(), 4);
     let unknown = skillrag(dir, &["chat", "--resume", "c-0000000000000000"]);
     let (_, out) = json_lines(unknown, "");
     assert!(!out.status.success());
     assert!(common::stderr(&out).contains("no conversation"), "{}", common::stderr(&out));
 
-    // tune takes both judgements as labelled questions in a fold of their own, and says so.
+    // tune takes both judgements as labelled questions in a fold of their own, and says so; the
+    // corrected question joins the named skill's routing profile.
+    let profile_of = |skill: &str| {
+        let route = common::json(dir, &["route", "How do I reset the router?"]);
+        let candidates = route["candidates"].as_array().unwrap().clone();
+        candidates.iter().find(|c| c["skill"] == skill).unwrap()["profile"].as_f64().unwrap()
+    };
+    assert_eq!(profile_of("tea-brewing"), 0.0);
     let tune = run(dir, &["tune"]);
     let said = String::from_utf8_lossy(&tune.stdout);
-    assert!(said.contains("feedback: 2 question(s)"), "{said}");
+    assert!(said.contains("feedback: 3 question(s)"), "{said}");
     let router: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join(".skillrag/router.json")).unwrap()).unwrap();
     let labelled: Vec<&Value> =
         router["labelled"].as_array().unwrap().iter().filter(|l| l["feedback"] == true).collect();
-    assert_eq!(labelled.len(), 2, "{router}");
+    assert_eq!(labelled.len(), 3, "{router}");
+    assert!(labelled.iter().any(|l| l["skill"].is_null()), "no skill covers the 花呗 question: {router}");
+    assert!(profile_of("tea-brewing") > 0.5, "the corrected question is in tea-brewing's profile");
     let no_feedback = run(dir, &["tune", "--no-feedback"]);
     assert!(!String::from_utf8_lossy(&no_feedback.stdout).contains("feedback:"));
 

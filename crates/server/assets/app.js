@@ -876,6 +876,9 @@
     return svg;
   }
 
+  /** The 👎 form's choice "no skill covers this question" (not a skill id: ids have no spaces). */
+  const NO_SKILL = ' none';
+
   /** Copy, 👍 and 👎 (with "wrong skill" and a comment) under an answer. */
   function answerActions(question, answer, copyable, conversationId) {
     const bar = el('div', { class: 'answer-actions', dataset: { testid: 'answer-actions' } });
@@ -902,6 +905,7 @@
     const routed = (answer.route && answer.route.skills) || [];
     const skillSelect = el('select', { dataset: { testid: 'feedback-skill' } },
       el('option', { value: '', text: '— the skill was right / not sure —' }),
+      el('option', { value: NO_SKILL, text: '— none: no skill covers this question —' }),
       state.skills.map((s) => el('option', { value: s.skill, text: routed.includes(s.skill) ? `${s.skill} (answered)` : s.skill })));
     const comment = el('textarea', {
       rows: 2, maxlength: 2000, placeholder: 'What was wrong or missing? (optional)',
@@ -939,7 +943,7 @@
       status.append(el('span', {
         class: 'thanks', dataset: { testid: 'feedback-thanks' },
         text: rating === 'up' ? 'Thanks! Marked as a good answer.'
-          : `Thanks! Your feedback was saved${extra.skill ? ` (right skill: ${extra.skill})` : ''}.`,
+          : `Thanks! Your feedback was saved${extra.skill ? ` (right skill: ${extra.skill})` : extra.no_skill ? ' (no skill covers it)' : ''}.`,
       }));
     };
     up.addEventListener('click', guard(() => send('up', {})));
@@ -951,7 +955,8 @@
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       const extra = {};
-      if (skillSelect.value) extra.skill = skillSelect.value;
+      if (skillSelect.value === NO_SKILL) extra.no_skill = true;
+      else if (skillSelect.value) extra.skill = skillSelect.value;
       if (comment.value.trim()) extra.comment = comment.value.trim();
       guard(send)('down', extra);
     });
@@ -1389,7 +1394,7 @@
   const CAUSES = [
     ['content', 'Not in the knowledge', 'Refused: no document answers these. Add knowledge that does.'],
     ['retrieval', 'Answered badly', 'Answered but rated down: the right passages were not found or not used. Try them in Retrieval testing.'],
-    ['routing', 'Wrong skill', 'Rated down with the right skill named: the router picked another one (skillrag tune learns from these).'],
+    ['routing', 'Wrong skill', 'Rated down naming the right skill, or saying no skill covers it: the router got it wrong (skillrag tune learns from these).'],
   ];
 
   function fillGapsSkills() {

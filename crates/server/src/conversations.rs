@@ -85,6 +85,9 @@ pub struct FeedbackRequest {
     /// The skill that should have answered (a misroute).
     #[serde(default)]
     pub skill: Option<String>,
+    /// No skill covers the question (it should have been refused as out of scope).
+    #[serde(default)]
+    pub no_skill: bool,
     #[serde(default)]
     pub comment: Option<String>,
     /// The conversation the answer was given in, to find it there when the server no longer
@@ -106,7 +109,16 @@ pub async fn feedback(State(shared): State<Shared>, Json(req): Json<FeedbackRequ
     if req.query.chars().count() > 4000 {
         return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`query` is longer than 4000 characters"));
     }
-    let judgement = Judgement { query: req.query, answer_id: req.answer_id, skill: req.skill, comment: req.comment };
+    if req.no_skill && req.skill.is_some() {
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`skill` and `no_skill` contradict each other"));
+    }
+    let judgement = Judgement {
+        query: req.query,
+        answer_id: req.answer_id,
+        skill: req.skill,
+        no_skill: req.no_skill,
+        comment: req.comment,
+    };
     let record = shared.service.feedback(judgement, rating, req.conversation_id).await?;
     Ok((StatusCode::CREATED, axum::Json(json!({"feedback": record}))).into_response())
 }

@@ -8,6 +8,7 @@ use super::selection::specificity;
 use crate::contract::{Candidate, Decision, Route};
 use crate::evidence::{coverage, TermStats};
 use skillrag_engine::{Engine, EngineError};
+use skillrag_skill::Skill;
 use skillrag_store::hybrid::reciprocal_rank_fusion;
 use skillrag_store::EmbeddingCache;
 use std::collections::{HashMap, HashSet};
@@ -23,13 +24,14 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     /// Every skill's profile, with its description and examples embedded (through the
-    /// embedding cache) when a model is configured.
-    pub fn open(engine: &Engine, min_visibility: f32) -> Result<Dispatcher, EngineError> {
-        let mut profiles: Vec<SkillProfile> = engine.skills().iter().map(SkillProfile::new).collect();
+    /// embedding cache) when a model is configured. `skills` are the engine's, their examples
+    /// extended by the questions users' feedback assigned to them ([`crate::tune::with_feedback`]).
+    pub fn open(engine: &Engine, skills: &[Skill], min_visibility: f32) -> Result<Dispatcher, EngineError> {
+        let mut profiles: Vec<SkillProfile> = skills.iter().map(SkillProfile::new).collect();
         if let Some(embedder) = engine.embedder()? {
             let state = engine.project.state_dir().join("cache/embeddings");
             let mut cache = EmbeddingCache::open(&state, embedder.model_id(), embedder.dim()).ok();
-            for (profile, skill) in profiles.iter_mut().zip(engine.skills()) {
+            for (profile, skill) in profiles.iter_mut().zip(skills) {
                 profile.embed(skill, embedder.as_ref(), cache.as_mut(), min_visibility).map_err(EngineError::Embed)?;
             }
         }

@@ -63,8 +63,10 @@ impl Router {
     /// Builds the skill profiles and loads the fitted model (fitting it from the skills'
     /// examples when it is missing or the skills, settings or indexes changed).
     pub fn open(engine: &Engine, settings: &AskSettings) -> Result<Router, AskError> {
-        let dispatcher = Dispatcher::open(engine, settings.retrieval.min_visibility)?;
-        let (model, labelled) = tune::load_or_fit(engine, &dispatcher, settings)?;
+        let labelled = tune::saved_labelled(engine);
+        let skills = tune::with_feedback(engine.skills(), &labelled);
+        let dispatcher = Dispatcher::open(engine, &skills, settings.retrieval.min_visibility)?;
+        let (model, labelled) = tune::load_or_fit(engine, &dispatcher, &skills, settings, labelled)?;
         Ok(Router { dispatcher, model, labelled, hits: settings.hits })
     }
 
@@ -75,7 +77,10 @@ impl Router {
         settings: &AskSettings,
         labelled: Vec<LabelledQuestion>,
     ) -> Result<&RouterModel, AskError> {
-        self.model = tune::fit_and_save(engine, &self.dispatcher, settings, labelled.clone())?;
+        // Feedback questions join their skills' profiles: the dispatcher is rebuilt with them.
+        let skills = tune::with_feedback(engine.skills(), &labelled);
+        self.dispatcher = Dispatcher::open(engine, &skills, settings.retrieval.min_visibility)?;
+        self.model = tune::fit_and_save(engine, &self.dispatcher, &skills, settings, labelled.clone())?;
         self.labelled = labelled;
         Ok(&self.model)
     }

@@ -269,13 +269,13 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-const CHAT_HELP: &str = "/skill NAME        answer from one skill
-/auto              route every question
-/good              the last answer was right (its route is confirmed for `skillrag tune`)
-/bad [SKILL] [why] the last answer was wrong; SKILL: the skill that should have answered
-/history           saved conversations (`skillrag chat --resume ID`)
-/reset             start a new conversation
-/quit              leave";
+const CHAT_HELP: &str = "/skill NAME              answer from one skill
+/auto                    route every question
+/good                    the last answer was right (its route is confirmed for `skillrag tune`)
+/bad [SKILL|none] [why]  the last answer was wrong: SKILL should have answered, or none covers it
+/history                 saved conversations (`skillrag chat --resume ID`)
+/reset                   start a new conversation
+/quit                    leave";
 
 /// The rest of a `/good …` or `/bad …` line, with the rating.
 fn judgement_command(text: &str) -> Option<(Rating, &str)> {
@@ -287,7 +287,7 @@ fn judgement_command(text: &str) -> Option<(Rating, &str)> {
     }
 }
 
-/// Stores a `/good` or `/bad [SKILL] [comment]` about the last answer.
+/// Stores a `/good` or `/bad [SKILL|none] [comment]` about the last answer.
 fn judge(
     assistant: &skillrag_ask::Assistant,
     log: &FeedbackLog,
@@ -296,14 +296,21 @@ fn judge(
 ) -> Result<String> {
     let answer = last.ok_or_else(|| anyhow::anyhow!("no answer yet to judge"))?;
     let (first, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let (skill, comment) = match assistant.engine.skill(first) {
-        Ok(s) if rating == Rating::Down => (Some(s.id.clone()), after.trim()),
-        _ => (None, rest),
+    // `/bad SKILL …` names the skill that should have answered, `/bad none …` says none covers it.
+    let named = (rating == Rating::Down).then_some(first);
+    let (skill, no_skill, comment) = match named {
+        Some("none") => (None, true, after.trim()),
+        Some(name) => match assistant.engine.skill(name) {
+            Ok(s) => (Some(s.id.clone()), false, after.trim()),
+            Err(_) => (None, false, rest),
+        },
+        None => (None, false, rest),
     };
     let judgement = Judgement {
         query: answer.query.clone(),
         answer_id: Some(answer.answer_id.clone()),
         skill: skill.clone(),
+        no_skill,
         comment: Some(comment.to_string()),
     };
     log.record(&FeedbackRecord::new(judgement, rating, Some(answer)))
@@ -312,6 +319,9 @@ fn judge(
         (Rating::Up, _) => "thanks — noted as a good answer (`skillrag tune` learns from confirmed routes)".into(),
         (Rating::Down, Some(s)) => {
             format!("thanks — noted: `{s}` should have answered (`skillrag tune` learns from it)")
+        }
+        (Rating::Down, None) if no_skill => {
+            "thanks — noted: no skill covers this question (`skillrag tune` learns from it)".into()
         }
         (Rating::Down, None) => "thanks — noted as a bad answer (`skillrag gaps` lists it)".into(),
     })
