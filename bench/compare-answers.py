@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Compares two `skillrag eval` runs answer by answer (their answers.jsonl), every field of the
-JSON answer except the timings: the check that a refactor changed no behaviour.
+JSON answer except the timings and the answer's own `answer_id` (new in every run): the check that
+a refactor changed no behaviour.
 
     bench/compare-answers.py BASE/answers.jsonl NEW/answers.jsonl
 
@@ -16,6 +17,7 @@ def load(path):
             if line.strip():
                 answer = json.loads(line)
                 answer.pop("timings_ms", None)
+                answer.pop("answer_id", None)
                 answers[answer.get("id")] = answer
     return answers
 

@@ -91,11 +91,16 @@ fn documents_are_uploaded_listed_and_deleted_with_a_reindex() {
     let broken = fixture("truncated.pdf");
     let (status, body) = server.upload("/v1/skills/tea-brewing/documents", &[("truncated.pdf", &broken)]);
     assert_eq!(status, 202, "{body}");
-    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    let job = server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    // Problems are named by their path in the project, not the server's filesystem.
+    let paths: Vec<&str> =
+        job["report"]["diagnostics"].as_array().unwrap().iter().map(|d| d["path"].as_str().unwrap()).collect();
+    assert!(paths.contains(&"skills/tea-brewing/knowledge/truncated.pdf"), "{job}");
     let (_, list) = server.get_json("/v1/skills/tea-brewing/documents");
     let failed = document(&list, "knowledge/truncated.pdf").unwrap();
     assert_eq!(failed["status"], "failed", "{failed}");
     assert!(!failed["errors"].as_array().unwrap().is_empty(), "{failed}");
+    assert!(!failed.to_string().contains(project.path().to_str().unwrap()), "{failed}");
 
     // Delete: gone from disk, from the list and from search after the re-index.
     let (status, body) = server.send("DELETE", "/v1/skills/tea-brewing/documents/knowledge%2Fmanual.pdf", None);

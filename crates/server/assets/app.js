@@ -1363,18 +1363,8 @@
     if (state.docsPolling) clearTimeout(state.docsPolling);
     state.docsPolling = null;
     const box = $('#docs-job');
-    let body;
-    try {
-      body = await api('GET', '/v1/index');
-    } catch (err) {
-      if (err instanceof ApiError && (err.status === 429 || err.status === 503)) {
-        const wait = Math.max(1, parseInt(err.retryAfter, 10) || 1) * 1000;
-        state.docsPolling = setTimeout(guard(pollDocsJob), wait);
-        return;
-      }
-      throw err;
-    }
-    const job = body && body.job;
+    const job = await fetchJob(pollDocsJob, (timer) => { state.docsPolling = timer; });
+    if (job === undefined) return;
     renderJobInto(box, job, box.dataset.note);
     updateDocsControls();
     if (job && job.state === 'running') {
@@ -1737,21 +1727,29 @@
     state.polling = null;
   }
 
-  async function pollJob() {
-    stopPolling();
-    let body;
+  /**
+   * The running or last re-index job (null when there is none). Rate-limited or busy: `again`
+   * is scheduled after the delay the server asks for, its timer handed to `setTimer`, and the
+   * result is undefined.
+   */
+  async function fetchJob(again, setTimer) {
     try {
-      body = await api('GET', '/v1/index');
+      const body = await api('GET', '/v1/index');
+      return (body && body.job) || null;
     } catch (err) {
-      // Rate-limited or busy: keep polling, after the delay the server asks for.
       if (err instanceof ApiError && (err.status === 429 || err.status === 503)) {
         const wait = Math.max(1, parseInt(err.retryAfter, 10) || 1) * 1000;
-        state.polling = setTimeout(guard(pollJob), wait);
-        return;
+        setTimer(setTimeout(guard(again), wait));
+        return undefined;
       }
       throw err;
     }
-    const job = body && body.job;
+  }
+
+  async function pollJob() {
+    stopPolling();
+    const job = await fetchJob(pollJob, (timer) => { state.polling = timer; });
+    if (job === undefined) return;
     renderJob(job);
     if (job && job.state === 'running') {
       state.polling = setTimeout(guard(pollJob), POLL_MS);

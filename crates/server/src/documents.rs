@@ -144,8 +144,9 @@ impl Service {
                 .and_then(|j| j.report.as_ref())
                 .map(|r| r.diagnostics.iter().collect())
                 .unwrap_or_default();
+            // The job's paths are relative to the project root (see `Service::start_index`).
             let errors_of = |path: &Path| -> (Vec<String>, bool) {
-                let mine: Vec<_> = diagnostics.iter().filter(|d| d.path == path).collect();
+                let mine: Vec<_> = diagnostics.iter().filter(|d| engine.project.root.join(&d.path) == path).collect();
                 let failed = mine.iter().any(|d| d.is_error());
                 (mine.iter().map(|d| d.to_string()).collect(), failed)
             };

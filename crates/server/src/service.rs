@@ -138,7 +138,7 @@ pub(crate) fn picture_type(source: &str) -> Option<&'static str> {
 }
 
 pub struct Service {
-    project: Project,
+    pub(crate) project: Project,
     live: ArcSwap<Live>,
     limits: Limits,
     queue: WorkQueue,
@@ -619,6 +619,15 @@ impl Service {
                 Ok(_) => this.reload_if_changed().await.map(|_| ()),
                 Err(_) => Ok(()),
             };
+            // Problems named by their path in the project, not the server's filesystem.
+            let result = result.map(|mut report| {
+                for d in &mut report.diagnostics {
+                    if let Ok(inside) = d.path.strip_prefix(&this.project.root) {
+                        d.path = inside.to_path_buf();
+                    }
+                }
+                report
+            });
             let mut slot = lock(&this.job);
             if let Some(job) = slot.as_mut() {
                 job.finished = Some(crate::now_secs());
@@ -643,6 +652,7 @@ impl Service {
         Ok(job)
     }
 
+    /// The running or last re-index (its diagnostics' paths relative to the project root).
     pub fn index_job(&self) -> Option<IndexJob> {
         lock(&self.job).clone()
     }
