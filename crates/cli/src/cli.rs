@@ -96,7 +96,7 @@ pub enum Command {
     Eval(EvalArgs),
     /// Serve the HTTP API, an OpenAI-compatible chat endpoint, MCP and a web page.
     #[command(
-        after_help = "Examples:\n  skillrag serve                          # http://127.0.0.1:8080 (web page at /)\n  SKILLRAG_API_TOKEN=$(openssl rand -hex 24) skillrag serve --addr 0.0.0.0:8080\n\nOpenAI clients: base_url http://127.0.0.1:8080/v1, model skillrag/auto or skillrag/<skill>.\nMCP clients: streamable HTTP at /mcp (or `skillrag mcp` over stdio).\nEndpoints and error codes: docs/http-api.md. Settings: [serve] in skillrag.toml."
+        after_help = "Examples:\n  skillrag serve                          # http://127.0.0.1:8080 (web page at /)\n  skillrag serve --port 9000 --allow-writes   # documents can be uploaded and deleted from the page\n  SKILLRAG_API_TOKEN=$(openssl rand -hex 24) skillrag serve --addr 0.0.0.0:8080\n\nOpenAI clients: base_url http://127.0.0.1:8080/v1, model skillrag/auto or skillrag/<skill>.\nMCP clients: streamable HTTP at /mcp (or `skillrag mcp` over stdio).\nEndpoints and error codes: docs/http-api.md. Settings: [serve] in skillrag.toml."
     )]
     Serve(ServeArgs),
     /// Serve the knowledge tools to an MCP client over stdin/stdout.
