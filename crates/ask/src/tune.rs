@@ -84,8 +84,9 @@ const ROUTER_VERSION: &str = "router-14";
 /// Questions from many everyday domains (see the file's header).
 const BACKGROUND: &str = include_str!("route/background.txt");
 
+/// What `router.json` holds: the model and the labelled questions it was fitted on.
 #[derive(Serialize, Deserialize)]
-struct Saved {
+pub(crate) struct Saved {
     model: RouterModel,
     labelled: Vec<LabelledQuestion>,
 }
@@ -136,13 +137,16 @@ fn fingerprint(engine: &Engine, settings: &AskSettings, labelled: &[LabelledQues
     h.finalize().to_hex()[..16].to_string()
 }
 
-fn read_saved(engine: &Engine) -> Option<Saved> {
+/// The saved router, when there is a readable one.
+pub(crate) fn read_saved(engine: &Engine) -> Option<Saved> {
     std::fs::read_to_string(path(engine)).ok().and_then(|t| serde_json::from_str(&t).ok())
 }
 
-/// The labelled questions the saved router was fitted on (none without one).
-pub(crate) fn saved_labelled(engine: &Engine) -> Vec<LabelledQuestion> {
-    read_saved(engine).map(|s| s.labelled).unwrap_or_default()
+impl Saved {
+    /// The labelled questions of a saved router (none without one).
+    pub(crate) fn labelled(saved: Option<&Saved>) -> Vec<LabelledQuestion> {
+        saved.map(|s| s.labelled.clone()).unwrap_or_default()
+    }
 }
 
 /// The skills with the questions users' feedback assigned to them (a confirmed route, a
@@ -168,16 +172,17 @@ fn is_feedback_example(l: &LabelledQuestion) -> bool {
     l.feedback && l.answerable && l.skill.is_some() && crate::gate::classify(&l.query).is_none()
 }
 
-/// The saved router if it still fits the project, else a fresh fit; with the labelled questions
-/// (`labelled`: the saved router's, [`saved_labelled`]).
+/// The saved router if it still fits the project, else a fresh fit on its labelled questions;
+/// with those questions.
 pub(crate) fn load_or_fit(
     engine: &Engine,
     dispatcher: &Dispatcher,
     skills: &[Skill],
     settings: &AskSettings,
-    labelled: Vec<LabelledQuestion>,
+    saved: Option<Saved>,
 ) -> Result<(RouterModel, Vec<LabelledQuestion>), AskError> {
-    if let Some(saved) = read_saved(engine) {
+    let labelled = Saved::labelled(saved.as_ref());
+    if let Some(saved) = saved {
         if saved.model.fingerprint == fingerprint(engine, settings, &labelled)
             && saved.model.weights.len() == model::FEATURES
         {

@@ -22,6 +22,13 @@ pub enum Format {
 }
 
 impl Format {
+    /// The file extensions this loader reads (a file without one is read as text): what
+    /// [`Format::from_path`] accepts, listed for users (the server's upload form says them).
+    pub const EXTENSIONS: [&str; 25] = [
+        "md", "markdown", "mdx", "txt", "text", "rst", "adoc", "org", "html", "htm", "xhtml", "pdf", "docx", "csv",
+        "tsv", "tab", "json", "jsonl", "ndjson", "png", "jpg", "jpeg", "webp", "tif", "tiff",
+    ];
+
     /// The format for a file name, by extension; `None` for files this loader does not read.
     pub fn from_path(path: &Path) -> Option<Format> {
         let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
@@ -487,6 +494,16 @@ fn text_title(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_listed_extensions_are_the_ones_read() {
+        for ext in Format::EXTENSIONS {
+            assert!(Format::from_path(Path::new(&format!("a.{ext}"))).is_some(), "{ext}");
+        }
+        for other in ["exe", "zip", "svg", "gif", "doc"] {
+            assert!(Format::from_path(Path::new(&format!("a.{other}"))).is_none(), "{other}");
+        }
+    }
 
     fn no_ocr() -> OcrChoice {
         OcrChoice::Unavailable("tesseract is not installed".into())

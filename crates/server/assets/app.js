@@ -355,9 +355,10 @@
   async function loadSkills() {
     const body = await api('GET', '/v1/skills');
     state.skills = Array.isArray(body) ? body : body.skills || [];
-    fillSearchSkills();
-    fillDocsSkills();
-    fillGapsSkills();
+    fillSkillSelect($('#search-skill'), 'all skills');
+    const docs = $('#docs-skill');
+    fillSkillSelect(docs, null, docs.value || localStorage.getItem(DOCS_SKILL_KEY) || '');
+    fillSkillSelect($('#gaps-skill'), 'all skills');
     return state.skills;
   }
 
@@ -395,13 +396,16 @@
     $('#skill-hint').title = $('#skill-hint').textContent;
   }
 
-  function fillSearchSkills() {
-    const select = $('#search-skill');
-    const previous = select.value;
+  /**
+   * Fills a skill <select> with every skill, after an "all skills" choice (value '') when
+   * `allLabel` is given, keeping `previous` selected when it still exists.
+   */
+  function fillSkillSelect(select, allLabel, previous = select.value) {
     select.textContent = '';
-    select.append(el('option', { value: '', text: 'all skills' }));
+    if (allLabel) select.append(el('option', { value: '', text: allLabel }));
     for (const s of state.skills) select.append(el('option', { value: s.skill, text: s.skill }));
-    select.value = state.skills.some((s) => s.skill === previous) ? previous : '';
+    if (state.skills.some((s) => s.skill === previous)) select.value = previous;
+    else if (allLabel) select.value = '';
   }
 
   async function loadAll() {
@@ -1103,14 +1107,6 @@
   // ---------------------------------------------------------------------------------------
   // Documents: a skill's files, their chunks, upload and delete
 
-  function fillDocsSkills() {
-    const select = $('#docs-skill');
-    const previous = select.value || localStorage.getItem(DOCS_SKILL_KEY) || '';
-    select.textContent = '';
-    for (const s of state.skills) select.append(el('option', { value: s.skill, text: s.skill }));
-    if (state.skills.some((s) => s.skill === previous)) select.value = previous;
-  }
-
   const documentsUrl = (skill) => `/v1/skills/${enc(skill)}/documents`;
 
   async function showDocuments() {
@@ -1386,15 +1382,6 @@
     ['retrieval', 'Answered badly', 'Answered but rated down: the right passages were not found or not used. Try them in Retrieval testing.'],
     ['routing', 'Wrong skill', 'Rated down naming the right skill, or saying no skill covers it: the router got it wrong (skillrag tune learns from these).'],
   ];
-
-  function fillGapsSkills() {
-    const select = $('#gaps-skill');
-    const previous = select.value;
-    select.textContent = '';
-    select.append(el('option', { value: '', text: 'all skills' }));
-    for (const s of state.skills) select.append(el('option', { value: s.skill, text: s.skill }));
-    select.value = state.skills.some((s) => s.skill === previous) ? previous : '';
-  }
 
   async function loadGaps() {
     const skill = $('#gaps-skill').value;

@@ -2,14 +2,14 @@
 //! `/v1/gaps`, `/healthz`, `/metrics`) and the cited pictures' bytes. Handlers only translate HTTP
 //! to [`Service`] calls.
 
-use crate::error::{ApiError, Json};
+use crate::error::{ApiError, Json, OptionalJson};
 use crate::paths;
 use crate::service::Thread;
 use crate::stream::{Progress, Streaming};
 use crate::Shared;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -247,7 +247,7 @@ fn inline_named(name: &str) -> HeaderValue {
 /// The documents of a skill with their parse status (`GET /v1/skills/{skill}/documents`).
 pub async fn documents(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {
     paths::skill_id(&skill)?;
-    let list = shared.service.documents(skill, shared.options.allow_writes).await?;
+    let list = shared.service.documents(skill, shared.options.allow_writes, shared.options.max_upload as u64).await?;
     Ok(axum::Json(list).into_response())
 }
 
@@ -348,15 +348,8 @@ pub struct IndexRequest {
 /// The body is optional: an empty POST re-indexes every skill; a body must be declared JSON.
 pub async fn start_index(
     State(shared): State<Shared>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
+    OptionalJson(req): OptionalJson<IndexRequest>,
 ) -> Result<Response, ApiError> {
-    let req: IndexRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        IndexRequest::default()
-    } else {
-        crate::origin::require_json(&headers)?;
-        crate::error::parse_json(&body)?
-    };
     for s in &req.skills {
         paths::skill_id(s)?;
     }

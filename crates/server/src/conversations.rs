@@ -2,7 +2,7 @@
 //! handlers only translate HTTP to the [`Service`](crate::Service)'s conversation store and
 //! feedback log.
 
-use crate::error::{ApiError, Json};
+use crate::error::{ApiError, Json, OptionalJson};
 use crate::service::{blocking as run, history_error};
 use crate::Shared;
 use axum::extract::{Path, State};
@@ -23,15 +23,8 @@ pub struct CreateRequest {
 /// The body is optional.
 pub async fn create(
     State(shared): State<Shared>,
-    headers: axum::http::HeaderMap,
-    body: axum::body::Bytes,
+    OptionalJson(req): OptionalJson<CreateRequest>,
 ) -> Result<Response, ApiError> {
-    let req: CreateRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        CreateRequest::default()
-    } else {
-        crate::origin::require_json(&headers)?;
-        crate::error::parse_json(&body)?
-    };
     let service = shared.service.clone();
     let conversation = run(move || service.conversations.create(req.title.as_deref()).map_err(history_error)).await?;
     Ok((StatusCode::CREATED, axum::Json(json!({"conversation": conversation}))).into_response())

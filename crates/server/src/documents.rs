@@ -45,14 +45,6 @@ pub struct DocumentList {
     pub documents: Vec<DocumentInfo>,
 }
 
-/// The extensions [`Format::from_path`] reads (files without one are read as text).
-pub const EXTENSIONS: [&str; 23] = [
-    "md", "markdown", "mdx", "txt", "text", "rst", "adoc", "org", "html", "htm", "xhtml", "pdf", "docx", "csv", "tsv",
-    "tab", "json", "jsonl", "ndjson", "png", "jpg", "jpeg", "webp",
-];
-// `tif`/`tiff` pictures are read too, but a browser cannot show them; they are still accepted.
-const MORE_EXTENSIONS: [&str; 2] = ["tif", "tiff"];
-
 /// A file sent to `POST /v1/skills/{skill}/documents`.
 pub struct Upload {
     pub file_name: String,
@@ -86,13 +78,16 @@ pub fn upload_name(raw: &str) -> Result<String, ApiError> {
     if name.chars().any(|c| c.is_control() || matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|')) {
         return bad("control characters and `: * ? \" < > |` are not accepted".into());
     }
-    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    match extension {
-        Some(e) if EXTENSIONS.contains(&e.as_str()) || MORE_EXTENSIONS.contains(&e.as_str()) => Ok(name.to_string()),
-        _ => Err(ApiError::new(
+    // An upload names its type: a file without an extension is refused, though indexing reads one
+    // already in a folder as text.
+    let read = name.contains('.') && Format::from_path(Path::new(name)).is_some();
+    if read {
+        Ok(name.to_string())
+    } else {
+        Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!("`{name}`: not a type indexing reads (accepted: {})", EXTENSIONS.join(", ")),
-        )),
+            format!("`{name}`: not a type indexing reads (accepted: {})", Format::EXTENSIONS.join(", ")),
+        ))
     }
 }
 
@@ -126,10 +121,15 @@ fn content_matches(name: &str, bytes: &[u8]) -> Result<(), ApiError> {
 impl Service {
     /// Every document of `skill`: the files its knowledge patterns list on disk, with what the
     /// served index holds of each and what the last re-index said about it.
-    pub async fn documents(self: &Arc<Self>, skill: String, writable: bool) -> Result<DocumentList, ApiError> {
+    /// `writable` and `max_upload_bytes` are the server's (`--allow-writes`, `--max-upload-mb`).
+    pub async fn documents(
+        self: &Arc<Self>,
+        skill: String,
+        writable: bool,
+        max_upload_bytes: u64,
+    ) -> Result<DocumentList, ApiError> {
         let live = self.live();
         let job = self.index_job();
-        let max_upload_bytes = self.max_upload();
         blocking(move || {
             let engine = &live.assistant.engine;
             let found = engine.skill(&skill)?;
@@ -202,9 +202,7 @@ impl Service {
                 }
             }
             documents.sort_by(|a, b| a.name.cmp(&b.name));
-            let mut extensions = EXTENSIONS.to_vec();
-            extensions.extend(MORE_EXTENSIONS);
-            Ok(DocumentList { skill, writable, max_upload_bytes, extensions, documents })
+            Ok(DocumentList { skill, writable, max_upload_bytes, extensions: Format::EXTENSIONS.to_vec(), documents })
         })
         .await
     }
@@ -222,12 +220,8 @@ impl Service {
         }
         self.check_writable(&skill)?;
         let live = self.live();
-        let folder = blocking({
-            let live = live.clone();
-            let skill = skill.clone();
-            move || upload_folder(&live.assistant.engine, &skill)
-        })
-        .await?;
+        // From the skill's patterns, in memory: no file is touched yet.
+        let folder = upload_folder(&live.assistant.engine, &skill)?;
         let limit = live.assistant.engine.project.config.index.load_options().max_file_bytes;
         let mut checked = Vec::new();
         for file in files {
@@ -245,7 +239,6 @@ impl Service {
             checked.push((name, file.bytes));
         }
         let saved = blocking({
-            let live = live.clone();
             let skill = skill.clone();
             move || save_uploads(&live.assistant.engine, &skill, &folder, checked, replace)
         })

@@ -123,17 +123,38 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         crate::origin::require_json(req.headers())?;
-        let body = Bytes::from_request(req, state).await.map_err(|rejection| {
-            let status = rejection.status();
-            let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                "the request body is larger than the server accepts".to_string()
-            } else {
-                rejection.body_text()
-            };
-            ApiError::new(status, message)
-        })?;
-        parse_json(&body).map(Json)
+        parse_json(&body_of(req, state).await?).map(Json)
     }
+}
+
+/// A JSON body that may be left out: an empty (or blank) body is `T::default()`; one that is
+/// there must be declared JSON, as for [`Json`].
+pub struct OptionalJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let headers = req.headers().clone();
+        let body = body_of(req, state).await?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJson(T::default()));
+        }
+        crate::origin::require_json(&headers)?;
+        parse_json(&body).map(OptionalJson)
+    }
+}
+
+async fn body_of<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        let status = rejection.status();
+        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "the request body is larger than the server accepts".to_string()
+        } else {
+            rejection.body_text()
+        };
+        ApiError::new(status, message)
+    })
 }
 
 /// 400 for malformed JSON, 422 for JSON of the wrong shape.

@@ -30,14 +30,12 @@ pub struct Limits {
     pub queue: usize,
     /// Answers kept for repeated questions (0 = no cache).
     pub cache_entries: usize,
-    /// Largest document upload (the whole request), in bytes.
-    pub max_upload: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Limits { workers: cores, queue: 256, cache_entries: 1024, max_upload: 64 * 1024 * 1024 }
+        Limits { workers: cores, queue: 256, cache_entries: 1024 }
     }
 }
 
@@ -138,7 +136,7 @@ pub(crate) fn picture_type(source: &str) -> Option<&'static str> {
 }
 
 pub struct Service {
-    pub(crate) project: Project,
+    project: Project,
     live: ArcSwap<Live>,
     limits: Limits,
     queue: WorkQueue,
@@ -553,9 +551,6 @@ impl Service {
             live.assistant.engine.skill(s)?;
         }
         let known = judgement.answer_id.as_ref().and_then(|id| lock(&self.recent).get(id).cloned());
-        if judgement.query.trim().is_empty() && known.is_none() && conversation.is_none() {
-            return Err(ApiError::bad_request("`query` is empty and `answer_id` names no answer this server gave"));
-        }
         let this = self.clone();
         blocking(move || {
             let answer = match (known, &judgement.answer_id, &conversation) {
@@ -571,11 +566,6 @@ impl Service {
             Ok(record)
         })
         .await
-    }
-
-    /// Largest document upload, in bytes.
-    pub fn max_upload(&self) -> u64 {
-        self.limits.max_upload
     }
 
     /// Starts a re-index in the background; the new generations are served once it is done.

@@ -63,10 +63,11 @@ impl Router {
     /// Builds the skill profiles and loads the fitted model (fitting it from the skills'
     /// examples when it is missing or the skills, settings or indexes changed).
     pub fn open(engine: &Engine, settings: &AskSettings) -> Result<Router, AskError> {
-        let labelled = tune::saved_labelled(engine);
-        let skills = tune::with_feedback(engine.skills(), &labelled);
+        // router.json is read once: its labelled questions shape the profiles, then the model.
+        let saved = tune::read_saved(engine);
+        let skills = tune::with_feedback(engine.skills(), &tune::Saved::labelled(saved.as_ref()));
         let dispatcher = Dispatcher::open(engine, &skills, settings.retrieval.min_visibility)?;
-        let (model, labelled) = tune::load_or_fit(engine, &dispatcher, &skills, settings, labelled)?;
+        let (model, labelled) = tune::load_or_fit(engine, &dispatcher, &skills, settings, saved)?;
         Ok(Router { dispatcher, model, labelled, hits: settings.hits })
     }
 

@@ -244,18 +244,18 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
         match answer {
             Ok(answer) => {
                 // Saved as it goes, so the conversation can be resumed even after a crash.
-                let id = match &saved {
-                    Some(id) => id.clone(),
-                    None => {
-                        let created = store.create(None)?;
-                        if interactive {
+                // Failing to save is a warning: the chat goes on.
+                if saved.is_none() {
+                    match store.create(None) {
+                        Ok(created) if interactive => {
                             eprintln!("(saved as {0}; `skillrag chat --resume {0}` continues it)", created.id);
+                            saved = Some(created.id);
                         }
-                        saved = Some(created.id.clone());
-                        created.id
+                        Ok(created) => saved = Some(created.id),
+                        Err(e) => eprintln!("warning: the conversation is not saved: {e}"),
                     }
-                };
-                if let Err(e) = store.append(&id, text, &answer) {
+                }
+                if let Some(Err(e)) = saved.as_ref().map(|id| store.append(id, text, &answer)) {
                     eprintln!("warning: the turn was not saved: {e}");
                 }
                 last = Some(answer);

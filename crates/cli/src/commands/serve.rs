@@ -26,7 +26,6 @@ fn open_service(project: skillrag_engine::Project, args: Option<&ServeArgs>) -> 
     if let Some(a) = args {
         limits.workers = a.workers.unwrap_or(limits.workers);
         limits.queue = a.queue.unwrap_or(limits.queue);
-        limits.max_upload = (a.max_upload_mb as u64).saturating_mul(1024 * 1024);
     }
     let service = Service::open(project, limits).map_err(|e| anyhow::anyhow!(e.message))?;
     report_startup(&service.live().assistant.engine);
