@@ -227,25 +227,34 @@ pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
-    // Open brackets: a `？` inside them (毕升（？-约1051）) ends no sentence.
+    // Open brackets and quotes: a `？` inside them (毕升（？-约1051）), or a `：` in a title
+    // (《地狱之绊：血腥战争》), ends no sentence.
     let mut depth = 0usize;
     while let Some((i, c)) = chars.next() {
-        match c {
-            '（' | '(' => depth += 1,
-            '）' | ')' => depth = depth.saturating_sub(1),
-            _ => {}
+        if PAIRS.iter().any(|p| p.0 == c) {
+            depth += 1;
+        } else if PAIRS.iter().any(|p| p.1 == c) {
+            depth = depth.saturating_sub(1);
         }
-        if !SENTENCE_ENDS.contains(&c) || depth > 0 {
+        if !SENTENCE_ENDS.contains(&c) {
             continue;
         }
+        // The closing marks that follow belong to the sentence, and may close what it opened:
+        // `“不行。”` ends a sentence, `“……。……”` does not at its first `。`.
         let mut end = i + c.len_utf8();
         while let Some(&(j, n)) = chars.peek() {
             if SENTENCE_ENDS.contains(&n) || CLOSERS.contains(&n) || EMPHASIS.contains(&n) {
+                if PAIRS.iter().any(|p| p.1 == n) {
+                    depth = depth.saturating_sub(1);
+                }
                 end = j + n.len_utf8();
                 chars.next();
             } else {
                 break;
             }
+        }
+        if depth > 0 {
+            continue;
         }
         let ascii = matches!(c, '.' | ':');
         if ascii && !text[end..].chars().next().is_none_or(char::is_whitespace) {
@@ -404,6 +413,10 @@ fn is_line_marker(token: &str) -> bool {
 
 /// `sentence`, found in the document up to `end`, ends there.
 fn ends_sentence(doc: &Document, end: usize, sentence: &str) -> bool {
+    let line_end = doc.breaks.get(doc.breaks.partition_point(|&b| b < end)).copied().unwrap_or(doc.text.len());
+    if closes_later(sentence, &doc.text[end..line_end.max(end)]) {
+        return false;
+    }
     let last = sentence.trim_end_matches(|c: char| c == ' ' || EMPHASIS.contains(&c) || CLOSERS.contains(&c));
     if last.ends_with(SENTENCE_ENDS) {
         return true;
@@ -411,6 +424,26 @@ fn ends_sentence(doc: &Document, end: usize, sentence: &str) -> bool {
     let after = &doc.text[end..];
     let skipped = after.len() - after.trim_start_matches(|c: char| c == ' ' || EMPHASIS.contains(&c)).len();
     skipped == after.len() || doc.break_within(end, end + skipped)
+}
+
+/// Brackets and quotation marks that open and close in pairs (ASCII `"` does not say which).
+const PAIRS: [(char, char); 7] =
+    [('（', '）'), ('(', ')'), ('“', '”'), ('「', '」'), ('『', '』'), ('《', '》'), ('【', '】')];
+
+/// `sentence` leaves a bracket or quotation mark open that `rest` (the rest of its line in the
+/// document) closes: the sentence goes on, whatever mark it ends with (`(Smith et al., 2019;`).
+/// Kept apart from the extractor's own rule: the check does not trust the code it checks.
+fn closes_later(sentence: &str, rest: &str) -> bool {
+    let mut depth = 0i32;
+    let mut step = |c: char| {
+        if PAIRS.iter().any(|p| p.0 == c) {
+            depth += 1;
+        } else if PAIRS.iter().any(|p| p.1 == c) {
+            depth = (depth - 1).max(0);
+        }
+        depth
+    };
+    sentence.chars().map(&mut step).last().is_some_and(|d| d > 0) && rest.chars().any(|c| step(c) == 0)
 }
 
 /// The readable-answer check of one answer. `bench`: the benchmark folder whose `skills/` hold
@@ -521,6 +554,10 @@ mod tests {
         );
         assert_eq!(sentences("他说：“不行。”然后走了……好"), ["他说：", "“不行。”", "然后走了……", "好"]);
         assert_eq!(sentences("毕升（？-约1051）发明了活字。好"), ["毕升（？-约1051）发明了活字。", "好"]);
+        assert_eq!(
+            sentences("见《地狱之绊：血腥战争》一书。“生江南山谷。茎中空。”好"),
+            ["见《地狱之绊：血腥战争》一书。", "“生江南山谷。茎中空。”", "好"]
+        );
     }
 
     #[test]
@@ -589,6 +626,19 @@ mod tests {
         assert_eq!(place("Click Save", &doc), Place::Whole);
         assert_eq!(place("Save", &doc), Place::StartsMidSentence);
         assert_eq!(place("试用期不得超过十二个月。", &doc), Place::Missing);
+    }
+
+    #[test]
+    fn a_sentence_cut_inside_brackets_that_close_later_ends_mid_sentence() {
+        let doc = Document::new(
+            "Cytokines rise after injury (Gabryelska et al., 2019; Lee, 2020). They act fast.\n《本草拾遗》：“博落回，生江南山谷。茎叶如蓖麻。”\nA stray (mark. Ends here.",
+        );
+        assert_eq!(place("Cytokines rise after injury (Gabryelska et al., 2019;", &doc), Place::EndsMidSentence);
+        assert_eq!(place("Cytokines rise after injury (Gabryelska et al., 2019; Lee, 2020).", &doc), Place::Whole);
+        assert_eq!(place("《本草拾遗》：“博落回，生江南山谷。", &doc), Place::EndsMidSentence);
+        assert_eq!(place("《本草拾遗》：“博落回，生江南山谷。茎叶如蓖麻。”", &doc), Place::Whole);
+        // Nothing on its line closes the bracket: a stray mark of the source.
+        assert_eq!(place("A stray (mark.", &doc), Place::Whole);
     }
 
     fn answer(text: &str, sources: &[&str]) -> Answer {

@@ -361,9 +361,14 @@ fn sentences(text: &str, range: Range<usize>, out: &mut Vec<Unit>) {
     let paragraph = &text[range.clone()];
     // A piece that cannot begin a sentence continues the one before: the splitter cut after an
     // abbreviation's dot (`e.g. the`) or a mark it took for an end.
+    // So does every piece that follows a cut inside brackets or quotation marks which close
+    // later in the paragraph: `(Smith et al., 2019; Lee, 2020)`, `(accession no. KU…)`,
+    // `“……。……”` — a sentence does not end inside them.
     let mut pieces: Vec<(usize, &str)> = Vec::new();
     for (o, s) in skillrag_chunk::sentences(paragraph) {
-        let continues = s.starts_with(['-', '—', '）', ')', '，', ',', '、', '；', ';', '」', '』', '”'])
+        let inside = pieces.last().is_some_and(|&(start, last)| closes_later(last, &paragraph[start + last.len()..]));
+        let continues = inside
+            || s.starts_with(['-', '—', '）', ')', '，', ',', '、', '；', ';', '」', '』', '”'])
             || s.starts_with(|c: char| c.is_ascii_lowercase());
         match pieces.last_mut() {
             Some((start, last)) if continues => *last = &paragraph[*start..o + s.len()],
@@ -398,6 +403,29 @@ fn sentences(text: &str, range: Range<usize>, out: &mut Vec<Unit>) {
             out.push(Unit { kind: UnitKind::Sentences, shown, range: r, label: None });
         }
     }
+}
+
+/// Brackets and quotation marks that open and close in pairs (ASCII `"` does not say which it does).
+const PAIRS: [(char, char); 7] =
+    [('（', '）'), ('(', ')'), ('“', '”'), ('「', '」'), ('『', '』'), ('《', '》'), ('【', '】')];
+
+/// `text` leaves a bracket or quotation mark open that `rest` closes. One left open that nothing
+/// after it closes is a stray mark of the source, not a sentence going on.
+fn closes_later(text: &str, rest: &str) -> bool {
+    let step = |depth: &mut i32, c: char| {
+        if PAIRS.iter().any(|p| p.0 == c) {
+            *depth += 1;
+        } else if PAIRS.iter().any(|p| p.1 == c) {
+            *depth = (*depth - 1).max(0);
+        }
+    };
+    let mut depth = 0;
+    text.chars().for_each(|c| step(&mut depth, c));
+    depth > 0
+        && rest.chars().any(|c| {
+            step(&mut depth, c);
+            depth == 0
+        })
 }
 
 #[cfg(test)]
@@ -480,6 +508,21 @@ mod tests {
         let u = all("北宋庆历间中国的毕升（？-约1051）发明的泥活字标志活字印刷的诞生。");
         assert!(u.iter().any(|u| u.shown.starts_with("北宋庆历间") && u.shown.ends_with("诞生。")), "{u:?}");
         assert!(u.iter().all(|u| !u.shown.starts_with('-')), "{u:?}");
+    }
+
+    #[test]
+    fn a_sentence_does_not_end_inside_brackets_or_quotes_that_close_later() {
+        let u = all("Cytokines are expressed upon injury (Gabryelska et al., 2019; Lee, 2020). They act fast.");
+        assert!(u
+            .iter()
+            .any(|u| u.shown == "Cytokines are expressed upon injury (Gabryelska et al., 2019; Lee, 2020)."));
+        assert!(u.iter().all(|u| !u.shown.ends_with("2019;")), "{u:?}");
+        let u = all("博落回一名首载于《本草拾遗》：“博落回，生江南山谷。茎叶如蓖麻。”后世沿用。");
+        assert!(u.iter().all(|u| !u.shown.ends_with("山谷。")), "{u:?}");
+        assert!(u.iter().any(|u| u.shown.ends_with("茎叶如蓖麻。”")), "{u:?}");
+        // A bracket nothing closes is the source's stray mark: sentences end as usual.
+        let u = all("The value (see below. It is high. It rose.");
+        assert!(u.iter().any(|u| u.shown == "It rose."), "{u:?}");
     }
 
     #[test]
