@@ -363,7 +363,9 @@ fn sentences(text: &str, range: Range<usize>, out: &mut Vec<Unit>) {
     // abbreviation's dot (`e.g. the`) or a mark it took for an end.
     // So does every piece that follows a cut inside brackets or quotation marks which close
     // later in the paragraph: `(Smith et al., 2019; Lee, 2020)`, `(accession no. KU…)`,
-    // `“……。……”` — a sentence does not end inside them.
+    // `“……。……”` — a sentence does not end inside them. The splitter only looks 20 characters
+    // around parentheses (its cuts also size chunks, so an unclosed bracket must not hold them
+    // up); an answer shows whole sentences, so here the reach is the paragraph.
     let mut pieces: Vec<(usize, &str)> = Vec::new();
     for (o, s) in skillrag_chunk::sentences(paragraph) {
         let inside = pieces.last().is_some_and(|&(start, last)| closes_later(last, &paragraph[start + last.len()..]));
