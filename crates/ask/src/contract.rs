@@ -45,7 +45,8 @@ pub struct Candidate {
     pub knowledge: f32,
     /// Embedding similarity of the question to the skill's nearest chunk, when visible.
     pub knowledge_dense: Option<f32>,
-    /// The question and the skill are in the same language.
+    /// The question and the skill are in the same language (for Chinese: the same script,
+    /// Simplified or Traditional).
     pub language_match: bool,
 }
 

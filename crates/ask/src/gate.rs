@@ -34,7 +34,7 @@ impl GateKind {
 
 /// Classifies `question`; `None` when it may need knowledge.
 pub fn classify(question: &str) -> Option<GateKind> {
-    let lower = question.trim().to_lowercase();
+    let lower = skillrag_text::folded_lower(question.trim());
     if lower.is_empty() {
         return None;
     }
@@ -1124,6 +1124,17 @@ mod tests {
         let route = gated_route(GateKind::Rewrite);
         assert_eq!((route.decision, route.gate.as_deref()), (Decision::None, Some("rewrite")));
         assert!(route.skills.is_empty());
+    }
+
+    #[test]
+    fn traditional_chinese_has_the_same_shapes() {
+        for q in ["謝謝你！", "你好嗎？", "你是誰？"] {
+            assert_eq!(kind(q), Some(GateKind::Chitchat), "{q}");
+        }
+        assert_eq!(kind("翻譯成英文：明天下午三點開會。"), Some(GateKind::Rewrite));
+        for q in ["勞動者辭職需要賠償違約金嗎？", "請問：加班費怎麼算？"] {
+            assert_eq!(kind(q), None, "{q}");
+        }
     }
 
     #[test]

@@ -26,6 +26,35 @@ impl Language {
     }
 }
 
+/// `text` with Traditional Chinese characters written in their Simplified form: the analyzer's
+/// folding of the two scripts (`skillrag_text`), as OpenCC-based analyzers do for Lucene and
+/// Elasticsearch. The conversion is by character (with `fast2s`'s table), so each character keeps
+/// its byte length and a token's offsets are the same in `text`; were any character to change
+/// length, `text` is returned as it is.
+pub fn simplified(text: &str) -> String {
+    let converted = fast2s::convert(text);
+    if converted.len() == text.len() {
+        converted
+    } else {
+        text.to_string()
+    }
+}
+
+/// Whether `text` is written in Traditional Chinese: some of its CJK characters, and at least
+/// one in twenty, have another Simplified form. One such character marks a short question;
+/// a longer text that quotes one Traditional name stays Simplified.
+pub fn is_traditional(text: &str) -> bool {
+    let converted = simplified(text);
+    let (mut cjk, mut changed) = (0usize, 0usize);
+    for (written, simple) in text.chars().zip(converted.chars()) {
+        if is_cjk(written) {
+            cjk += 1;
+            changed += (written != simple) as usize;
+        }
+    }
+    changed > 0 && changed * 20 >= cjk
+}
+
 /// CJK unified ideographs (with extensions A–F and compatibility ideographs).
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
@@ -42,5 +71,25 @@ mod tests {
         assert_eq!(Language::detect("What is R0 of SARS-CoV-2?"), Language::Other);
         assert_eq!(Language::detect("COVID-19 的潜伏期"), Language::Chinese);
         assert_eq!(Language::detect("!!!"), Language::Other);
+    }
+
+    #[test]
+    fn traditional_characters_fold_to_simplified_in_place() {
+        assert_eq!(simplified("勞動者辭職，需要賠償違約金嗎？"), "劳动者辞职，需要赔偿违约金吗？");
+        // Simplified text, words written alike in both (乾隆, 著作) and other scripts are kept.
+        for kept in ["乾隆皇帝的著作", "劳动合同法", "Ｗｉｄｅ 1889 über", ""] {
+            assert_eq!(simplified(kept), kept);
+        }
+    }
+
+    #[test]
+    fn tells_the_scripts_apart() {
+        assert!(is_traditional("徐陵在哪一年被封為尚書左僕射？"));
+        assert!(is_traditional("回答臺灣百科的問題，這個技能只用條目"));
+        assert!(!is_traditional("徐陵在哪一年被封为尚书左仆射？"));
+        assert!(!is_traditional("中文百科"), "written alike in both scripts");
+        let quoting = "收录约两百五十篇中文维基百科条目，回答这些条目中的事实性问题，引用《說文》。";
+        assert!(!is_traditional(quoting), "one Traditional name in a Simplified text");
+        assert!(!is_traditional("What is SARS?"));
     }
 }

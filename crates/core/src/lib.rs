@@ -11,4 +11,4 @@ mod lang;
 pub use chunk::{cited_location, cited_path, Chunk, ChunkId, DocType, Tier};
 pub use diagnostic::{Diagnostic, Severity};
 pub use hit::{Hit, HitRanks, HitScores};
-pub use lang::{is_cjk, Language};
+pub use lang::{is_cjk, is_traditional, simplified, Language};

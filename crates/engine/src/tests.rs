@@ -100,6 +100,19 @@ fn indexes_and_searches_both_languages() {
     assert_eq!(hit.ranks.bm25, Some(1));
 }
 
+#[test]
+fn traditional_and_simplified_chinese_find_each_other() {
+    let tmp = project();
+    write(
+        &tmp.path().join("skills/good/knowledge/leave.md"),
+        "# 年休假\n\n職工累計工作已滿1年不滿10年的，年休假5天。\n",
+    );
+    let e = engine(tmp.path(), None);
+    index(&e);
+    assert_eq!(top_source(&e, "good", "职工年休假几天").as_deref(), Some("knowledge/leave.md"));
+    assert_eq!(top_source(&e, "good", "書面勞動合同").as_deref(), Some("knowledge/law.md"));
+}
+
 /// An embedder that cannot see Chinese, like all-MiniLM-L6-v2: it says so from "tokenizing".
 struct BlindToChinese(Arc<CountingEmbedder>);
 

@@ -1,6 +1,7 @@
 //! Which Tesseract language models read a skill's scans: `chi_sim+eng`, from the skill's own
 //! text or from `[index] ocr_languages`.
 
+use skillrag_core::{is_traditional, Language};
 use std::fmt;
 
 /// A Tesseract language list such as `chi_sim+eng` (the first model leads).
@@ -40,23 +41,9 @@ impl Languages {
     /// The languages of a skill written in `text` (its SKILL.md): Chinese in the script it
     /// uses, with English for the Latin words Chinese documents carry; otherwise English.
     pub fn for_text(text: &str) -> Languages {
-        let (mut cjk, mut letters, mut simplified, mut traditional) = (0usize, 0usize, 0usize, 0usize);
-        for c in text.chars() {
-            if ('\u{4E00}'..='\u{9FFF}').contains(&c) {
-                cjk += 1;
-                letters += 1;
-                if SIMPLIFIED.contains(c) {
-                    simplified += 1;
-                } else if TRADITIONAL.contains(c) {
-                    traditional += 1;
-                }
-            } else if c.is_alphabetic() {
-                letters += 1;
-            }
-        }
-        let names: &[&str] = if letters == 0 || cjk * 5 < letters {
+        let names: &[&str] = if Language::detect(text) != Language::Chinese {
             &["eng"]
-        } else if traditional > simplified {
+        } else if is_traditional(text) {
             &["chi_tra", "eng"]
         } else {
             &["chi_sim", "eng"]
@@ -79,13 +66,6 @@ impl fmt::Display for Languages {
         f.write_str(&self.spec())
     }
 }
-
-// Frequent characters written differently in the two scripts, pair by pair. No crate tells the
-// scripts apart without a full conversion table; these settle it for any text of a few lines.
-const SIMPLIFIED: &str =
-    "这个们来时说为会对国学发经过后还样点开关动与种实现进么长书问题认义见车门东记让请读语话处总应该从间并产业务务员";
-const TRADITIONAL: &str =
-    "這個們來時說為會對國學發經過後還樣點開關動與種實現進麼長書問題認義見車門東記讓請讀語話處總應該從間並產業務務員";
 
 #[cfg(test)]
 mod tests {

@@ -3,21 +3,22 @@
 //!
 //! CJK runs are segmented by jieba in search mode (whole words plus their dictionary sub-words,
 //! so 劳动合同法 matches both 劳动合同 and 合同法); other runs are Unicode words, lowercased and
-//! Snowball-stemmed for English. Full-width forms are folded (NFKC) first. Function words that
-//! carry no content in either language are dropped.
+//! Snowball-stemmed for English. Full-width forms are folded (NFKC) and Traditional Chinese
+//! characters to Simplified (`skillrag_core::simplified`) first. Function words that carry no content in
+//! either language are dropped.
 
 mod stopwords;
 
 use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
-use skillrag_core::is_cjk;
+use skillrag_core::{is_cjk, simplified};
 use std::collections::HashSet;
 use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Bumped whenever [`analyze`] changes output: indexes built with another version are rebuilt.
-pub const ANALYZER_VERSION: u32 = 2;
+pub const ANALYZER_VERSION: u32 = 3;
 
 /// A term with its byte offsets in the NFKC-folded text (used by the tantivy adapter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,9 +74,16 @@ pub fn terms_present<'a>(text: &str, wanted: &'a [String]) -> HashSet<&'a str> {
     wanted.iter().filter(|t| found.contains(t.as_str())).map(String::as_str).collect()
 }
 
-/// The tokens of the script runs of NFKC-folded `text` for which `analyze_run(run, is_cjk)` holds.
+/// `text` lowercased, in Simplified characters: the form in which question words and trigger
+/// words are compared as strings.
+pub fn folded_lower(text: &str) -> String {
+    simplified(&text.to_lowercase())
+}
+
+/// The tokens of the script runs of NFKC-folded, Simplified `text` for which
+/// `analyze_run(run, is_cjk)` holds.
 fn tokens_of_runs(text: &str, analyze_run: impl Fn(&str, bool) -> bool) -> Vec<Token> {
-    let folded: String = text.nfkc().collect();
+    let folded: String = simplified(&text.nfkc().collect::<String>());
     let mut out = Vec::new();
     for (start, run, cjk) in script_runs(&folded) {
         if !analyze_run(run, cjk) {
@@ -137,8 +145,11 @@ fn script_runs(text: &str) -> Vec<(usize, &str, bool)> {
 /// of the analyzed terms otherwise; for query reformulation and keyword display.
 pub fn keywords(text: &str, n: usize) -> Vec<String> {
     use jieba_rs::KeywordExtract;
-    let mut out: Vec<String> =
-        tfidf().extract_keywords(jieba(), text, n, Vec::new()).into_iter().map(|k| k.keyword.to_lowercase()).collect();
+    let mut out: Vec<String> = tfidf()
+        .extract_keywords(jieba(), &simplified(text), n, Vec::new())
+        .into_iter()
+        .map(|k| k.keyword.to_lowercase())
+        .collect();
     out.retain(|k| !stopwords::is_english_stopword(k) && !stopwords::is_chinese_stopword(k));
     out
 }
@@ -211,6 +222,23 @@ mod tests {
         let doc = analyze("已建立劳动关系，未同时订立书面劳动合同的");
         let query = analyze("订立书面劳动合同");
         assert!(query.iter().all(|q| doc.contains(q)), "{query:?} not all in {doc:?}");
+    }
+
+    #[test]
+    fn traditional_and_simplified_chinese_are_one_language() {
+        // The same question in both scripts: same terms, function words dropped in both.
+        assert_eq!(analyze("勞動者辭職，需要賠償違約金嗎？"), analyze("劳动者辞职，需要赔偿违约金吗？"));
+        let traditional = analyze("這個軟體為什麼要更新？");
+        assert!(!traditional.iter().any(|t| t == "什麼" || t == "什么" || t == "這個"), "{traditional:?}");
+        // A Traditional passage answers a Simplified question, and the other way round.
+        let wanted = analyze("维基百科的条目");
+        assert_eq!(terms_present("維基百科收錄的條目", &wanted).len(), wanted.len(), "{wanted:?}");
+        // Offsets point into the text as written, whatever the script.
+        let text = "勞動合同法 law";
+        for t in tokens(text) {
+            assert_eq!(simplified(&text[t.start..t.end]).to_lowercase(), t.term, "{t:?}");
+        }
+        assert_eq!(folded_lower("維基百科 Wiki"), "维基百科 wiki");
     }
 
     #[test]

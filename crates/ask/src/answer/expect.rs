@@ -126,7 +126,7 @@ const MONTHS: &[&str] = &[
 
 /// The type of answer `question` asks for, if its question words say.
 pub fn expected(question: &str) -> Option<Expected> {
-    let lower = format!(" {} ", question.to_lowercase());
+    let lower = format!(" {} ", skillrag_text::folded_lower(question));
     CUES.iter().find(|(cue, _)| lower.contains(cue)).map(|c| c.1)
 }
 
@@ -255,6 +255,7 @@ mod tests {
         assert_eq!(expected("试用期最长可以约定多久？"), Some(Expected::Duration));
         assert_eq!(expected("绿茶用多少度的水泡？"), Some(Expected::Temperature));
         assert_eq!(expected("年休假有几天？"), Some(Expected::Days));
+        assert_eq!(expected("年休假有幾天？"), Some(Expected::Days), "Traditional characters");
         assert_eq!(expected("When did the United States declare an emergency?"), Some(Expected::Date));
         assert_eq!(expected("How long does the update take?"), Some(Expected::Duration));
         assert_eq!(expected("路由器怎么恢复出厂设置？"), Some(Expected::Steps));

@@ -109,7 +109,7 @@ impl Dispatcher {
                     specificity_lead: 0.0,
                     knowledge: probe.map_or(0.0, |p| p.best_coverage),
                     knowledge_dense: probe.and_then(|p| p.best_dense),
-                    language_match: p.language == question.language,
+                    language_match: p.writes_like(question),
                 }
             })
             .collect();

@@ -13,10 +13,13 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Clone)]
 pub struct Question {
     pub text: String,
+    /// Lowercased, in Simplified characters ([`skillrag_text::folded_lower`]).
     pub lower: String,
     pub terms: Vec<String>,
     pub term_set: HashSet<String>,
     pub language: Language,
+    /// Written in Traditional Chinese ([`skillrag_core::is_traditional`]).
+    pub traditional: bool,
     /// Its embedding, when the model can see it.
     pub vector: Option<Vec<f32>>,
 }
@@ -25,10 +28,11 @@ impl Question {
     pub fn new(text: &str, terms: Vec<String>, vector: Option<Vec<f32>>) -> Question {
         Question {
             text: text.to_string(),
-            lower: text.to_lowercase(),
+            lower: skillrag_text::folded_lower(text),
             term_set: terms.iter().cloned().collect(),
             terms,
             language: Language::detect(text),
+            traditional: skillrag_core::is_traditional(text),
             vector,
         }
     }

@@ -17,7 +17,11 @@ pub struct Trigger {
 
 impl Trigger {
     fn new(text: &str) -> Trigger {
-        Trigger { text: text.to_string(), lower: text.to_lowercase(), terms: skillrag_text::analyze(text) }
+        Trigger {
+            text: text.to_string(),
+            lower: skillrag_text::folded_lower(text),
+            terms: skillrag_text::analyze(text),
+        }
     }
 
     /// The trigger appears in the question: as a substring, or all its analyzed terms do.
@@ -45,6 +49,8 @@ fn contains_word(haystack: &str, needle: &str) -> bool {
 pub struct SkillProfile {
     pub skill: String,
     pub language: Language,
+    /// Written in Traditional Chinese ([`skillrag_core::is_traditional`]).
+    pub traditional: bool,
     pub triggers: Vec<Trigger>,
     /// Term counts over the whole profile text.
     terms: HashMap<String, u32>,
@@ -75,6 +81,7 @@ impl SkillProfile {
         SkillProfile {
             skill: skill.id.clone(),
             language: Language::detect(&language_sample),
+            traditional: skillrag_core::is_traditional(&language_sample),
             triggers: skill.triggers.iter().map(|t| Trigger::new(t)).collect(),
             terms,
             example_terms,
@@ -124,6 +131,14 @@ impl SkillProfile {
         Ok(())
     }
 
+    /// Whether the question is in the skill's language and, for Chinese, its script: zh-Hans and
+    /// zh-Hant are two language tags (BCP 47), and a question in Traditional characters is asked
+    /// of the sources written in them. The analyzer folds the scripts together for matching words,
+    /// so this is the one signal that still tells them apart.
+    pub fn writes_like(&self, question: &super::Question) -> bool {
+        self.language == question.language && self.traditional == question.traditional
+    }
+
     /// The triggers the question contains.
     pub fn trigger_hits(&self, question: &super::Question) -> Vec<String> {
         self.triggers
@@ -147,5 +162,40 @@ impl SkillProfile {
         let examples =
             self.example_vectors.iter().enumerate().filter(|(i, _)| Some(*i) != skip).filter_map(|(_, v)| v.as_ref());
         self.description_vector.iter().chain(examples).map(|v| skillrag_embed::cosine(v, query)).max_by(f32::total_cmp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::route::Question;
+    use std::path::Path;
+
+    fn profile(id: &str, description: &str, example: &str) -> SkillProfile {
+        let text = format!("---\nname: {id}\ndescription: {description}\n---\n\n## Examples\n\n- {example}\n");
+        let skill = skillrag_skill::parse_skill_text(Path::new(id), id, &text).skill.expect("a valid skill");
+        SkillProfile::new(&skill)
+    }
+
+    fn question(text: &str) -> Question {
+        Question::new(text, skillrag_text::analyze(text), None)
+    }
+
+    #[test]
+    fn a_question_is_asked_in_its_own_language_and_script() {
+        let simplified = profile("baike", "中文百科知识库，回答条目中的事实性问题。", "松鸦属于什么科目？");
+        let traditional = profile("wiki-tw", "中文百科知識庫，回答條目中的事實性問題。", "松鴉屬於什麼科目？");
+        let english = profile("papers", "Coronavirus research papers.", "What is the R0 of SARS?");
+        let asked = |text: &str| {
+            let q = question(text);
+            [&simplified, &traditional, &english].map(|p| p.writes_like(&q))
+        };
+        assert_eq!(asked("泰国皇家军队的主要职责是什么？"), [true, false, false]);
+        assert_eq!(asked("泰國皇家軍隊的主要職責是什麼？"), [false, true, false]);
+        assert_eq!(asked("What is the incubation period?"), [false, false, true]);
+        // The words still match across the scripts: only the script signal tells them apart.
+        let trigger = Trigger::new("維基百科");
+        let q = question("维基百科收录了什么");
+        assert!(trigger.matches(&q.lower, &q.term_set));
     }
 }
