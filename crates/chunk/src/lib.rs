@@ -20,7 +20,7 @@ use std::ops::Range;
 
 /// Bumped whenever chunk boundaries change for the same input and settings; indexes chunked
 /// by another version are re-chunked.
-pub const CHUNKER_VERSION: u32 = 4;
+pub const CHUNKER_VERSION: u32 = 5;
 
 /// The smallest chunk size accepted: below it a chunk cannot hold a sentence.
 pub const MIN_CHUNK_SIZE: usize = 16;

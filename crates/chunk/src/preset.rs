@@ -176,29 +176,30 @@ fn strip_decoration(line: &str) -> &str {
     line.trim_start().trim_start_matches(['*', '_', '#', '>', ' ', '\u{3000}'])
 }
 
-/// The label of a line that starts an article: `第三十九条`, `第十条之一`, `Article 12`,
-/// `Art. 5`, `Section 3`, `§ 7`.
+/// The label of a line that starts an article, as written: `第三十九条`, `第十条之一`, `第十九條`
+/// (Traditional), `Article 12`, `Art. 5`, `Section 3`, `§ 7`.
 pub fn article_label(line: &str) -> Option<String> {
     let t = strip_decoration(line);
-    if let Some(rest) = t.strip_prefix('第') {
+    // Read in Simplified characters (条 for 條), which keep their byte lengths: the label is then
+    // cut from the line as written. Only lines that may start one are converted.
+    let simple = if t.starts_with('第') { skillrag_core::simplified(t) } else { String::new() };
+    if let Some(rest) = simple.strip_prefix('第') {
         let digits: String = rest.chars().take_while(|&c| is_number_char(c)).collect();
         let after = rest[digits.len()..].strip_prefix('条')?;
         if digits.is_empty() {
             return None;
         }
-        let mut label = format!("第{digits}条");
         let mut after = after;
         if let Some(sub) = after.strip_prefix('之') {
             let n: String = sub.chars().take_while(|&c| is_number_char(c)).collect();
             if !n.is_empty() {
-                label.push('之');
-                label.push_str(&n);
                 after = &sub[n.len()..];
             }
         }
+        let label = t.get(..simple.len() - after.len())?;
         let after = after.trim_start_matches(['*', '_']);
         let separated = after.is_empty() || after.starts_with(|c: char| c.is_whitespace() || "【（(：:".contains(c));
-        return separated.then_some(label);
+        return separated.then(|| label.to_string());
     }
     for prefix in ["Article ", "Art. ", "Section ", "§ ", "§"] {
         if let Some(rest) = t.strip_prefix(prefix) {
@@ -225,7 +226,8 @@ fn chapter_line(line: &str) -> Option<(u8, String)> {
         if digits.is_empty() {
             return None;
         }
-        let after = &rest[digits.len()..];
+        let after = skillrag_core::simplified(&rest[digits.len()..]);
+        let after = after.as_str();
         let level = [("分编", 1), ("编", 0), ("章", 2), ("节", 3)]
             .into_iter()
             .find(|(unit, _)| after.starts_with(unit) && separated_heading(&after[unit.len()..]))
@@ -250,12 +252,13 @@ fn separated_heading(after: &str) -> bool {
     after.is_empty() || after.starts_with(|c: char| c.is_whitespace())
 }
 
-/// A line that starts a question: `Q:`, `Question:`, `问：`, `问题：`.
+/// A line that starts a question: `Q:`, `Question:`, `问：`, `问题：` (or `問：`, `問題：`).
 pub fn is_question_line(line: &str) -> bool {
     let t = strip_decoration(line);
+    let head = skillrag_core::simplified(&t.chars().take(3).collect::<String>());
     ["Q:", "Q：", "Q.", "Question:", "问：", "问:", "问题：", "问题:"]
         .iter()
-        .any(|p| t.len() > p.len() && t.starts_with(p))
+        .any(|p| t.len() > p.len() && (t.starts_with(p) || head.starts_with(p)))
 }
 
 #[cfg(test)]
@@ -267,6 +270,8 @@ mod tests {
         assert_eq!(article_label("第三十九条 劳动者有下列情形之一的").as_deref(), Some("第三十九条"));
         assert_eq!(article_label("**第十条之一**　……").as_deref(), Some("第十条之一"));
         assert_eq!(article_label("第10条【试用期】").as_deref(), Some("第10条"));
+        assert_eq!(article_label("第十九條 試用期不得超過六個月。").as_deref(), Some("第十九條"), "Traditional");
+        assert_eq!(article_label("第十條之一 ……").as_deref(), Some("第十條之一"));
         assert_eq!(article_label("Article 12. Probation").as_deref(), Some("Article 12"));
         assert_eq!(article_label("§ 7 Scope").as_deref(), Some("§ 7"));
         assert_eq!(article_label("第三十九条规定的情形"), None);
@@ -278,6 +283,8 @@ mod tests {
     fn chapter_lines() {
         assert_eq!(chapter_line("第二章 劳动合同的订立"), Some((2, "第二章 劳动合同的订立".into())));
         assert_eq!(chapter_line("第一节　一般规定"), Some((3, "第一节 一般规定".into())));
+        assert_eq!(chapter_line("第一節 一般規定"), Some((3, "第一節 一般規定".into())), "Traditional");
+        assert_eq!(chapter_line("第二分編 典型合同"), Some((1, "第二分編 典型合同".into())));
         assert_eq!(chapter_line("Chapter IV Termination"), Some((2, "Chapter IV Termination".into())));
         assert_eq!(chapter_line("第二章规定了劳动合同的订立。"), None);
         assert_eq!(chapter_line("第二章的内容"), None);
@@ -290,5 +297,9 @@ mod tests {
         let faq = "Q: a?\nA: b\n\nQ: c?\nA: d\n\n问：e？\n答：f\n";
         assert_eq!(detect(faq), Some(Preset::Faq));
         assert_eq!(detect("第一条 只有一条。\n普通文本。"), None);
+        // The same in Traditional characters.
+        let law = "# 勞動基準法\n\n第一條 為規定勞動條件最低標準。\n\n第二條 本法用詞定義。\n\n第三條 本法適用範圍。\n";
+        assert_eq!(detect(law), Some(Preset::Legal));
+        assert_eq!(detect("問：甲？\n答：乙\n\n問：丙？\n答：丁\n\n問題：戊？\n答：己\n"), Some(Preset::Faq));
     }
 }

@@ -9,11 +9,12 @@ const ARTICLE_NUMERALS: &str = "零〇一二三四五六七八九十百千两012
 /// Numerals of an inserted article's suffix: 第十条之一.
 const SUFFIX_NUMERALS: &str = "一二三四五六七八九十";
 
-/// An article label, the whole string: `第[零〇一…千两0-9]+条(之[一…十]+)?` or `Article \d+`.
+/// An article label, the whole string: `第[零〇一…千两0-9]+条(之[一…十]+)?` (条 or 條) or `Article \d+`.
 pub(crate) fn is_article_label(s: &str) -> bool {
     if let Some(n) = s.strip_prefix("Article ") {
         return !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
     }
+    let s = skillrag_core::simplified(s);
     let Some((number, tail)) = s.strip_prefix('第').and_then(|rest| rest.split_once('条')) else { return false };
     let suffix_ok = match tail.strip_prefix('之') {
         Some(suffix) => !suffix.is_empty() && suffix.chars().all(|c| SUFFIX_NUMERALS.contains(c)),
@@ -61,7 +62,7 @@ mod tests {
 
     #[test]
     fn article_labels_are_recognized_whole() {
-        for label in ["第十九条", "第一百零二条", "第19条", "第十条之一", "Article 19", "第两千条"]
+        for label in ["第十九条", "第一百零二条", "第19条", "第十条之一", "Article 19", "第两千条", "第十九條"]
         {
             assert!(is_article_label(label), "{label}");
         }

@@ -134,7 +134,7 @@ pub fn expected(question: &str) -> Option<Expected> {
 /// units (`六个月`, `80–85°C`, `2 years`, `1998年`), currency signs, month names, numbered steps
 /// (two at least), words that locate something.
 pub fn values(text: &str, expected: Expected) -> usize {
-    let lower = text.to_lowercase();
+    let lower = skillrag_text::folded_lower(text);
     let units = match expected {
         Expected::Duration => DURATION_UNITS,
         Expected::Days => &["天", "日", "day"],
@@ -270,6 +270,7 @@ mod tests {
     fn values_of_the_type() {
         assert!(satisfies("三年以上固定期限的劳动合同，试用期不得超过六个月。", Expected::Duration));
         assert!(!satisfies("同一用人单位与同一劳动者只能约定一次试用期。", Expected::Duration));
+        assert!(satisfies("試用期不得超過六個月。", Expected::Duration), "Traditional characters");
         assert!(satisfies("水温：80–85°C。", Expected::Temperature));
         assert!(!satisfies("绿茶一般不需要洗茶。", Expected::Temperature));
         assert!(satisfies("The update takes about 5 minutes.", Expected::Duration));

@@ -450,6 +450,10 @@ mod tests {
         assert_eq!(articles[0].label.as_deref(), Some("第十八条"));
         assert!(articles[0].shown.contains("（二）劳动者的姓名。"), "{}", articles[0].shown);
         assert_eq!(articles[1].shown, "第十九条 试用期不得超过六个月。");
+        // A statute in Traditional characters: the label as written.
+        let u = all("第十九條 試用期不得超過六個月。\n\n第二十條 試用期工資不得低於最低檔工資。");
+        let labels: Vec<_> = u.iter().filter(|u| u.kind == UnitKind::Article).map(|u| u.label.clone()).collect();
+        assert_eq!(labels, [Some("第十九條".to_string()), Some("第二十條".to_string())]);
     }
 
     #[test]
