@@ -9,13 +9,7 @@
 #   BASE_BIN=/tmp/skillrag-ce3096a bench/ablation.sh everyday-knowledge
 set -euo pipefail
 cd "$(dirname "$0")/.."
-skill="${1:?usage: bench/ablation.sh SKILL [BENCH]}"
-bench="$(cd "${2:-../shared/bench/dev}" && pwd)"
-name="$(basename "$bench")"
-[ -d "$bench/skills/$skill" ] || { echo "no skill $skill in $bench/skills" >&2; exit 2; }
-model="$(./scripts/setup-model)"
-cargo build --release --locked -q
-new_bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag"
+source bench/skill-bench.sh
 
 # The benchmark without the skill: its folders copied, its questions relabelled out_of_scope.
 root="$PWD/target/bench-state/ablation"

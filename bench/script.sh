@@ -12,13 +12,7 @@
 #   BASE_BIN=/tmp/skillrag-3f36f7b bench/script.sh zh-encyclopedia
 set -euo pipefail
 cd "$(dirname "$0")/.."
-skill="${1:?usage: bench/script.sh SKILL [BENCH]}"
-bench="$(cd "${2:-../shared/bench/dev}" && pwd)"
-name="$(basename "$bench")"
-[ -d "$bench/skills/$skill" ] || { echo "no skill $skill in $bench/skills" >&2; exit 2; }
-model="$(./scripts/setup-model)"
-cargo build --release --locked -q
-new_bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/skillrag"
+source bench/skill-bench.sh
 
 root="$PWD/target/bench-state/script"
 opencc="$root/pypi/opencc-python-reimplemented-0.1.7"
