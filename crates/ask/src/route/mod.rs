@@ -4,10 +4,10 @@
 //! coverage of the question by the skill profile, embedding similarity to the profile (only when
 //! the model can see the text), the same two measures against the skill's knowledge (its best
 //! chunks), how much more the skill's knowledge uses the question's words than general language
-//! ([`selection`], resource selection) and whether the question is in the skill's language (and Chinese script). With
-//! many skills only a shortlist is searched. A fitted logistic regression ([`model`]) turns the
-//! signals into a confidence; fitted thresholds decide single / multi / ambiguous / none, and
-//! the evidence settles an ambiguous pair unless it is tied too.
+//! ([`selection`], resource selection) and whether the question is in the skill's language (for
+//! Chinese, its script too). With many skills only a shortlist is searched. A fitted logistic
+//! regression ([`model`]) turns the signals into a confidence; fitted thresholds decide single /
+//! multi / ambiguous / none, and the evidence settles an ambiguous pair unless it is tied too.
 
 mod dispatcher;
 pub(crate) mod model;
