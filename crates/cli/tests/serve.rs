@@ -6,7 +6,9 @@
 mod common;
 
 use common::server::{parse, response, Server};
-use common::{demo_indexed, json as cli_json, json_lines, llm_server, run, skillrag, Fault, FaultProxy};
+use common::{
+    demo_indexed, json as cli_json, json_lines, llm_server, run, skillrag, Fault, FaultProxy, LLM_TEST_SETTINGS,
+};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -302,9 +304,10 @@ fn delta(chunk: &Value) -> &str {
     chunk["choices"][0]["delta"]["content"].as_str().unwrap_or_default()
 }
 
-fn llm_env<'a>(url: &'a str, model: &'a str) -> [(&'static str, &'a str); 3] {
-    // Short answers keep a CPU-only test quick.
-    [("SKILLRAG_LLM_BASE_URL", url), ("SKILLRAG_LLM_MODEL", model), ("SKILLRAG_LLM_MAX_TOKENS", "120")]
+fn llm_env<'a>(url: &'a str, model: &'a str) -> Vec<(&'static str, &'a str)> {
+    let mut env = vec![("SKILLRAG_LLM_BASE_URL", url), ("SKILLRAG_LLM_MODEL", model)];
+    env.extend(LLM_TEST_SETTINGS);
+    env
 }
 
 #[test]
@@ -423,7 +426,7 @@ fn a_stream_cut_midway_still_ends_the_completion() {
     let project = demo_indexed();
     let extractive = cli_json(project.path(), &["ask", ROUTER_QUESTION, "--no-llm"]);
     let proxy = FaultProxy::start(Fault::CutBeforeFinish, &url);
-    let mut env = llm_env(&proxy.base_url, &model).to_vec();
+    let mut env = llm_env(&proxy.base_url, &model);
     env.push(("SKILLRAG_LLM_RETRIES", "0"));
     let server = Server::start(project.path(), &[], &env);
 

@@ -227,9 +227,15 @@ pub fn llm_server() -> Option<(String, String)> {
     }
 }
 
-/// The LLM settings for `cmd`, with short answers to keep a CPU-only test quick.
+/// What keeps a CPU-only LLM test quick: short answers, and a context of 600 tokens instead of
+/// 1200. On 2 cores the test server reads a prompt at about 45 tokens/s, so the prompt, not the
+/// answer, took most of each call (bench/results/ci-time.md).
+pub const LLM_TEST_SETTINGS: [(&str, &str); 2] =
+    [("SKILLRAG_LLM_MAX_TOKENS", "120"), ("SKILLRAG_LLM_CONTEXT_TOKENS", "600")];
+
+/// The LLM settings for `cmd`: the server, the model and [`LLM_TEST_SETTINGS`].
 pub fn with_llm(mut cmd: Command, url: &str, model: &str) -> Command {
-    cmd.env("SKILLRAG_LLM_BASE_URL", url).env("SKILLRAG_LLM_MODEL", model).env("SKILLRAG_LLM_MAX_TOKENS", "120");
+    cmd.env("SKILLRAG_LLM_BASE_URL", url).env("SKILLRAG_LLM_MODEL", model).envs(LLM_TEST_SETTINGS);
     cmd
 }
 
