@@ -255,10 +255,11 @@ fn separated_heading(after: &str) -> bool {
 /// A line that starts a question: `Q:`, `Question:`, `问：`, `问题：` (or `問：`, `問題：`).
 pub fn is_question_line(line: &str) -> bool {
     let t = strip_decoration(line);
-    let head = skillrag_core::simplified(&t.chars().take(3).collect::<String>());
+    // Read in Simplified characters, which keep their byte lengths: 問： is 问：.
+    let head = skillrag_core::simplified(&t.chars().take(9).collect::<String>());
     ["Q:", "Q：", "Q.", "Question:", "问：", "问:", "问题：", "问题:"]
         .iter()
-        .any(|p| t.len() > p.len() && (t.starts_with(p) || head.starts_with(p)))
+        .any(|p| t.len() > p.len() && head.starts_with(p))
 }
 
 #[cfg(test)]
