@@ -39,20 +39,7 @@ mkdir -p "$work/.skillrag/eval"
 if [ -d "$work/.skillrag/eval/$name" ] && [ ! -d "$work/.skillrag/eval/$(basename "$without")" ]; then
   cp -a "$work/.skillrag/eval/$name" "$work/.skillrag/eval/$(basename "$without")"
 fi
-runs=()
-for label in ${BASE_BIN:+before} after; do
-  bin="$new_bin"
-  [ "$label" = before ] && bin="$BASE_BIN"
-  for mix in "$bench" "$without"; do
-    mix_name="$(basename "$mix")"
-    out="$root/out-$label-$mix_name"
-    rm -f "$work/.skillrag/eval/$mix_name/router.json"
-    SKILLRAG_EMBED_MODEL="$model" "$bin" -C "$work" eval "$mix" --out "$out" > /dev/null
-    mix_label="all skills"
-    [ "$mix" = "$without" ] && mix_label="without $skill"
-    runs+=("$label, $mix_label=$out")
-  done
-done
+eval_mixes "$root" "all skills=$bench=$work" "without $skill=$without=$work"
 result="bench/results/ablation-$name-$skill.md"
 {
   echo "# \`$name\` with and without \`$skill\`"

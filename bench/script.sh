@@ -60,22 +60,7 @@ print(f"{skill} in Traditional characters: {lost} gold answers no longer verbati
 PY
 
 # One project per mix, shared by both binaries (each rebuilds what its analyzer needs and refits).
-runs=()
-wrong=()
-for label in ${BASE_BIN:+before} after; do
-  bin="$new_bin"
-  [ "$label" = before ] && bin="$BASE_BIN"
-  for mix in "$bench" "$traditional"; do
-    mix_name="$(basename "$mix")"
-    out="$root/out-$label-$mix_name"
-    rm -f "$root/project-$mix_name/.skillrag/eval/$mix_name/router.json"
-    SKILLRAG_EMBED_MODEL="$model" "$bin" -C "$root/project-$mix_name" eval "$mix" --out "$out" > /dev/null
-    mix_label="Simplified"
-    [ "$mix" = "$traditional" ] && mix_label="$skill in Traditional"
-    runs+=("$label, $mix_label=$out")
-    wrong+=("$label, $mix_label=$out=$mix/queries.jsonl")
-  done
-done
+eval_mixes "$root" "Simplified=$bench=$root/project-$name" "$skill in Traditional=$traditional=$root/project-$(basename "$traditional")"
 result="bench/results/script-$name-$skill.md"
 {
   echo "# \`$name\` with \`$skill\` in Simplified and in Traditional characters"
