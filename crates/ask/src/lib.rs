@@ -14,80 +14,41 @@
 
 #![warn(clippy::too_many_lines)]
 
-mod answer;
-mod assist;
-mod compare;
-mod compile;
-mod contract;
-mod conversation;
-mod evidence;
-mod feedback;
-mod gaps;
-mod gate;
-mod history;
-mod jsonl;
-mod messages;
-mod plan;
-mod refuse;
-mod retrieve;
-mod route;
-mod settings;
-mod task;
-mod trace;
-mod tune;
+mod base;
+mod error;
+mod llm;
+mod logs;
+mod stages;
 
-pub use answer::OnText;
-pub use contract::{
-    marker_len, Answer, Candidate, Citation, CitedPicture, Context, ContextPiece, Decision, GenerationInfo, PlanStep,
-    Refusal, RefusalKind, Route, Timings,
+pub use base::contract::{
+    marker_len, Answer, Candidate, Citation, CitedPicture, Context, ContextPiece, Decision, GateKind, GenerationInfo,
+    PlanStep, Refusal, RefusalKind, Route, Timings,
 };
-pub use conversation::Conversation;
-pub use feedback::{routing_labels, FeedbackLog, FeedbackRecord, JudgedHit, Judgement, Rating};
-pub use gaps::{Gap, GapCause, GapLog, GapRecord};
-pub use gate::GateKind;
-pub use history::{ConversationStore, ConversationSummary, HistoryError, SavedConversation, Turn};
-pub use route::RouterModel;
-pub use settings::AskSettings;
-pub use task::{ContextOptions, SkillBrief, TaskContext, MAX_CONTEXT_BUDGET};
-pub use tune::{read_labelled, LabelledQuestion, TuneError};
+pub use base::conversation::Conversation;
+pub use base::labelled::{read_labelled, LabelledQuestion};
+pub use base::question::AskOptions;
+pub use base::settings::AskSettings;
+pub use error::{AskError, TuneError};
+pub use logs::feedback::{routing_labels, FeedbackLog, FeedbackRecord, JudgedHit, Judgement, Rating};
+pub use logs::gaps::{Gap, GapCause, GapLog, GapRecord};
+pub use logs::history::{ConversationStore, ConversationSummary, HistoryError, SavedConversation, Turn};
+pub use stages::answer::OnText;
+pub use stages::route::RouterModel;
+pub use stages::task::{ContextOptions, SkillBrief, TaskContext, MAX_CONTEXT_BUDGET};
 
-use assist::Assist;
-use plan::Plan;
-use retrieve::Helpers;
-use route::{Routed, Router};
+use base::conversation;
+use base::question::normalize_question;
+use llm::Assist;
+use logs::trace;
 use skillrag_core::Language;
 use skillrag_engine::{Engine, EngineError};
 use skillrag_generate::Generator;
+use stages::plan::Plan;
+use stages::retrieve::Helpers;
+use stages::route::{Routed, Router};
+use stages::{answer, compare, compile, gate, plan, refuse, retrieve};
 use std::sync::Arc;
 use std::time::Instant;
-
-#[derive(Debug, thiserror::Error)]
-pub enum AskError {
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error("the question is empty")]
-    Empty,
-    /// A context budget of 0, or more than [`MAX_CONTEXT_BUDGET`].
-    #[error("the budget must be between 1 and {max}, not {given}")]
-    Budget { given: usize, max: usize },
-    #[error(transparent)]
-    Tune(#[from] TuneError),
-    /// The configured LLM cannot be set up (a missing GGUF file, a bad URL).
-    #[error("LLM: {0}")]
-    Llm(#[from] skillrag_generate::GenerateError),
-}
-
-/// Per-question options.
-#[derive(Debug, Clone, Default)]
-pub struct AskOptions {
-    /// Answer from this skill only (no routing).
-    pub skill: Option<String>,
-    /// Echoed back in the answer (batch mode).
-    pub id: Option<String>,
-}
-
-/// Questions longer than this are cut before analysis.
-const MAX_QUESTION_CHARS: usize = 2000;
 
 /// A project ready to answer questions.
 pub struct Assistant {
@@ -637,25 +598,4 @@ fn record_sides(
 
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
-}
-
-/// Trims the question; rejects an empty one; cuts a huge one at a character boundary.
-fn normalize_question(text: &str) -> Result<String, AskError> {
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return Err(AskError::Empty);
-    }
-    Ok(trimmed.chars().take(MAX_QUESTION_CHARS).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn questions_are_trimmed_and_capped() {
-        assert!(matches!(normalize_question("  \n "), Err(AskError::Empty)));
-        assert_eq!(normalize_question("  试用期？ ").unwrap(), "试用期？");
-        assert_eq!(normalize_question(&"字".repeat(3000)).unwrap().chars().count(), MAX_QUESTION_CHARS);
-    }
 }
