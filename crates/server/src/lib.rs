@@ -141,10 +141,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         mcp_config,
     );
     let mut app = Router::new()
-        .route("/", get(web::index))
-        .route("/assets/app.js", get(web::app_js))
-        .route("/assets/markdown-it.min.js", get(web::markdown_it_js))
-        .route("/assets/app.css", get(web::app_css))
+        .merge(web::routes())
         .route("/healthz", get(api::healthz))
         .route("/metrics", get(api::metrics))
         .route("/v1/ask", post(api::ask))

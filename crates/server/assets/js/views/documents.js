@@ -1,0 +1,336 @@
+// The Documents view: a skill's files, their chunks, upload and delete.
+import { $, dash, el } from '../dom.js';
+import { ago, formatBytes, formatPages, formatTime, plural } from '../format.js';
+import { renderMarkdown } from '../markdown.js';
+import { api, ApiError, check, enc, headers } from '../api.js';
+import { clearError, confirmDialog, describe, guard, showError } from '../ui.js';
+import { DOCS_SKILL_KEY, state } from '../state.js';
+import { loadHealth, loadSkills } from '../skills.js';
+import { fetchJob, renderJobInto } from '../jobs.js';
+
+const DOCS_POLL_MS = 1000;
+
+const documentsUrl = (skill) => `/v1/skills/${enc(skill)}/documents`;
+
+async function showDocuments() {
+  if (!state.skills.length) await loadSkills();
+  await loadDocuments();
+  // A re-index started elsewhere (the Index tab, another upload) is followed here too.
+  if (!state.docsPolling) {
+    const body = await api('GET', '/v1/index');
+    const job = body && body.job;
+    if (job && job.state === 'running') await pollDocsJob();
+  }
+}
+
+export async function loadDocuments() {
+  const skill = $('#docs-skill').value;
+  if (!skill) return;
+  const body = await api('GET', documentsUrl(skill));
+  if ($('#docs-skill').value !== skill) return; // another skill was picked meanwhile
+  state.docs = { skill, ...body };
+  renderDocuments();
+}
+
+function docsBusy() {
+  return $('#docs-job').dataset.state === 'running';
+}
+
+/** Upload and delete are offered only when the server takes writes and no re-index runs. */
+function updateDocsControls() {
+  const d = state.docs;
+  const writable = Boolean(d && d.writable);
+  const enabled = writable && !docsBusy();
+  $('#docs-readonly').classList.toggle('hidden', !d || writable);
+  const drop = $('#docs-drop');
+  drop.classList.toggle('disabled', !enabled);
+  drop.setAttribute('aria-disabled', String(!enabled));
+  $('#docs-file').disabled = !enabled;
+  for (const b of document.querySelectorAll('#docs-table .doc-delete')) b.disabled = !enabled;
+}
+
+function renderDocuments() {
+  const d = state.docs;
+  const docs = d.documents || [];
+  const exts = (d.extensions || []).map((e) => String(e).replace(/^\./, '').toLowerCase());
+  $('#docs-file').setAttribute('accept', exts.map((e) => `.${e}`).join(','));
+  const limits = [];
+  if (exts.length) limits.push(`Formats: ${exts.join(', ')}`);
+  if (d.max_upload_bytes) limits.push(`up to ${formatBytes(d.max_upload_bytes)} a file`);
+  limits.push('the skill is re-indexed after each upload');
+  $('#docs-drop-hint').textContent = limits.join(' · ');
+  const chunks = docs.reduce((n, doc) => n + (doc.chunks || 0), 0);
+  $('#docs-summary').textContent = `${plural(docs.length, 'document')} · ${plural(chunks, 'chunk')}`;
+
+  $('#docs-table').dataset.skill = d.skill;
+  const tbody = $('#docs-table tbody');
+  tbody.textContent = '';
+  if (!docs.length) {
+    tbody.append(el('tr', {}, el('td', { colspan: 10, class: 'none', text: 'No documents yet. Drop files above to add some.' })));
+  }
+  const open = $('#docs-chunks');
+  for (const doc of docs) {
+    const errors = doc.errors || [];
+    const status = String(doc.status || 'unknown');
+    const name = el('button', {
+      type: 'button', class: 'linkish doc-open', title: `Show the chunks of ${doc.name}`,
+      dataset: { testid: 'doc-open' }, text: doc.name, onclick: guard(() => openDocument(doc)),
+    });
+    const errorCell = errors.length
+      ? el('details', { class: 'doc-errors' }, el('summary', { text: plural(errors.length, 'error') }),
+        el('ul', {}, errors.map((e) => el('li', { text: e }))))
+      : dash();
+    tbody.append(el('tr', {
+      class: !open.hidden && open.dataset.name === doc.name ? 'chosen' : '',
+      dataset: { testid: 'doc-row', name: doc.name, status, chunks: doc.chunks ?? '' },
+    },
+    el('td', { class: 'src doc-name' }, name, doc.title && !doc.name.endsWith(`/${doc.title}`) && doc.title !== doc.name.replace(/^.*\//, '').replace(/\.[^.]*$/, '')
+      ? el('div', { class: 'rank', text: doc.title }) : null),
+    el('td', {}, doc.format || dash(), doc.doc_type ? el('div', { class: 'rank', text: doc.doc_type }) : null),
+    el('td', { class: 'num', text: formatBytes(doc.size) }),
+    el('td', {}, doc.encoding || dash()),
+    el('td', { class: 'num' }, doc.pages ?? dash()),
+    el('td', { class: 'num', dataset: { testid: 'doc-chunks' } }, doc.chunks ?? dash()),
+    el('td', { class: 'when', title: doc.indexed_at ? ago(doc.indexed_at) : null }, formatTime(doc.indexed_at) || dash()),
+    el('td', {}, el('span', { class: `state ${status}`, text: status })),
+    el('td', { class: 'errors' }, errorCell),
+    el('td', {}, el('button', {
+      type: 'button', class: 'small danger doc-delete', 'aria-label': `Delete ${doc.name}`,
+      dataset: { testid: 'doc-delete', name: doc.name }, text: 'Delete',
+      onclick: guard(() => deleteDocument(doc)),
+    }))));
+  }
+  if (!open.hidden && !docs.some((doc) => doc.name === open.dataset.name && doc.status !== 'deleted')) closeDocument();
+  updateDocsControls();
+}
+
+function closeDocument() {
+  const panel = $('#docs-chunks');
+  panel.hidden = true;
+  panel.dataset.name = '';
+  for (const tr of document.querySelectorAll('#docs-table tr.chosen')) tr.classList.remove('chosen');
+}
+
+async function openDocument(doc) {
+  const skill = state.docs.skill;
+  const panel = $('#docs-chunks');
+  panel.hidden = false;
+  panel.dataset.name = doc.name;
+  for (const tr of document.querySelectorAll('#docs-table [data-testid="doc-row"]')) {
+    tr.classList.toggle('chosen', tr.dataset.name === doc.name);
+  }
+  $('#docs-chunks-title').textContent = `${skill}/${doc.name}`;
+  $('#docs-chunks-sub').textContent = 'Loading the chunks…';
+  const list = $('#docs-chunks-list');
+  list.textContent = '';
+  let body;
+  try {
+    body = await api('GET', `${documentsUrl(skill)}/${enc(doc.name)}/chunks`);
+  } catch (err) {
+    $('#docs-chunks-sub').textContent = '';
+    throw err;
+  }
+  if (panel.dataset.name !== doc.name) return; // another document was opened meanwhile
+  const chunks = (body && body.chunks) || [];
+  const facts = [plural(chunks.length, 'chunk'), doc.format, doc.pages ? plural(doc.pages, 'page') : null, formatBytes(doc.size)];
+  $('#docs-chunks-sub').textContent = facts.filter(Boolean).join(' · ');
+  if (!chunks.length) list.append(el('div', { class: 'none', text: 'This document has no indexed chunks.' }));
+  for (const c of chunks) {
+    const text = el('div', { class: 'chunk-text' });
+    renderMarkdown(text, c.text);
+    const head = [`#${c.ordinal}`, c.heading, formatPages(c.pages)].filter((x) => x !== '' && x !== null && x !== undefined);
+    list.append(el('div', { class: 'doc-chunk', dataset: { testid: 'docs-chunk', ordinal: c.ordinal } },
+      el('div', { class: 'chunk-head', text: head.join(' · ') }), text));
+  }
+}
+
+const extensionOf = (name) => {
+  const m = /\.([^./\\]+)$/.exec(name);
+  return m ? m[1].toLowerCase() : '';
+};
+
+function hideConflict() {
+  $('#docs-conflict').classList.add('hidden');
+  state.pendingUpload = null;
+}
+
+function showConflict(files, message) {
+  state.pendingUpload = files;
+  $('#docs-conflict-text').textContent = `${message} Replace the indexed document with the uploaded file?`;
+  $('#docs-conflict').classList.remove('hidden');
+  $('#docs-replace').focus();
+}
+
+/** POSTs files as multipart `file` parts; then follows the re-index the upload starts. */
+async function uploadFiles(fileList, replace = false) {
+  const files = Array.from(fileList || []);
+  const d = state.docs;
+  if (!files.length || !d) return;
+  clearError();
+  hideConflict();
+  if (!d.writable) {
+    showError('Uploads are off on this server: start it with `skillrag serve --allow-writes`.');
+    return;
+  }
+  // What the server would refuse anyway, said before sending the bytes.
+  const exts = (d.extensions || []).map((e) => String(e).replace(/^\./, '').toLowerCase());
+  const problems = [];
+  for (const f of files) {
+    const ext = extensionOf(f.name);
+    if (exts.length && !exts.includes(ext)) {
+      problems.push(`${f.name}: ${ext ? `.${ext}` : 'a file without an extension'} cannot be indexed (supported: ${exts.join(', ')})`);
+    } else if (f.size === 0) {
+      problems.push(`${f.name}: the file is empty`);
+    } else if (d.max_upload_bytes && f.size > d.max_upload_bytes) {
+      problems.push(`${f.name}: ${formatBytes(f.size)} is over the upload limit of ${formatBytes(d.max_upload_bytes)}`);
+    }
+  }
+  if (problems.length) {
+    showError(`Not uploaded:\n${problems.join('\n')}`);
+    return;
+  }
+  if (!replace) {
+    const taken = files.map((f) => `knowledge/${f.name}`)
+      .filter((n) => (d.documents || []).some((doc) => doc.name === n && doc.status !== 'deleted'));
+    if (taken.length) {
+      showConflict(files, `${taken.join(', ')} ${taken.length === 1 ? 'is' : 'are'} already in ${d.skill}.`);
+      return;
+    }
+  }
+  const form = new FormData();
+  for (const f of files) form.append('file', f, f.name);
+  const drop = $('#docs-drop');
+  drop.classList.add('uploading');
+  let body;
+  try {
+    const res = await fetch(`${documentsUrl(d.skill)}${replace ? '?replace=true' : ''}`, {
+      method: 'POST', headers: headers(false), body: form,
+    });
+    await check(res);
+    body = await res.json();
+  } catch (err) {
+    if (err instanceof ApiError) {
+      if (err.status === 409 && /exist/i.test(err.message) && !replace) {
+        const named = /`([^`]+)` already exists/.exec(err.message);
+        showConflict(files, named ? `${named[1]} is already in ${d.skill}.` : err.message.replace(/\.?$/, '.'));
+        return;
+      }
+      const why = {
+        403: 'writes are off on this server (start it with `skillrag serve --allow-writes`)',
+        409: 'a re-index is running; try again when it is done',
+        413: `a file is over the upload limit${d.max_upload_bytes ? ` of ${formatBytes(d.max_upload_bytes)}` : ''}`,
+        415: 'this type of file cannot be indexed',
+        422: 'the file name is not accepted',
+      }[err.status];
+      if (why) {
+        showError(`Upload refused: ${why}.\n${describe(err)}`);
+        return;
+      }
+    }
+    throw err;
+  } finally {
+    drop.classList.remove('uploading');
+  }
+  const names = ((body && body.documents) || []).map((x) => x.name);
+  await followJob(body && body.job, `Uploaded ${names.join(', ') || 'the files'} to ${d.skill}.`);
+}
+
+async function deleteDocument(doc) {
+  const skill = state.docs.skill;
+  const ok = await confirmDialog(
+    `Delete ${doc.name} from ${skill}? The file is removed from the skill's folder and the skill is re-indexed without it.`,
+    'Delete');
+  if (!ok) return;
+  clearError();
+  const body = await api('DELETE', `${documentsUrl(skill)}/${enc(doc.name)}`);
+  if ($('#docs-chunks').dataset.name === doc.name) closeDocument();
+  await followJob(body && body.job, `Deleted ${(body && body.deleted) || doc.name} from ${skill}.`);
+}
+
+/** Shows the re-index an upload or delete started until it is done, then the new list. */
+async function followJob(job, note) {
+  const box = $('#docs-job');
+  renderJobInto(box, job, note);
+  box.dataset.note = note || '';
+  updateDocsControls();
+  // The new or deleted file shows at once (pending, or deleted) while the re-index runs.
+  await loadDocuments();
+  await pollDocsJob();
+}
+
+async function pollDocsJob() {
+  if (state.docsPolling) clearTimeout(state.docsPolling);
+  state.docsPolling = null;
+  const box = $('#docs-job');
+  const job = await fetchJob(pollDocsJob, (timer) => { state.docsPolling = timer; });
+  if (job === undefined) return;
+  renderJobInto(box, job, box.dataset.note);
+  updateDocsControls();
+  if (job && job.state === 'running') {
+    state.docsPolling = setTimeout(guard(pollDocsJob), DOCS_POLL_MS);
+    return;
+  }
+  box.dataset.note = '';
+  await loadDocuments();
+  await loadSkills();
+  await loadHealth();
+  if (job && job.state === 'failed') showError(`re-index #${job.id} failed: ${job.message || 'no message'}`);
+}
+
+/** Wires the view's controls (once, at start). */
+export function init() {
+  $('#docs-skill').addEventListener('change', () => {
+    localStorage.setItem(DOCS_SKILL_KEY, $('#docs-skill').value);
+    closeDocument();
+    hideConflict();
+    guard(loadDocuments)();
+  });
+  $('#docs-refresh').addEventListener('click', guard(loadDocuments));
+  $('#docs-chunks-close').addEventListener('click', closeDocument);
+  const drop = $('#docs-drop');
+  const fileInput = $('#docs-file');
+  const canDrop = () => !drop.classList.contains('disabled');
+  fileInput.addEventListener('change', () => {
+    const files = Array.from(fileInput.files || []);
+    fileInput.value = '';
+    guard(uploadFiles)(files);
+  });
+  drop.addEventListener('click', (ev) => {
+    // The "choose files" label opens the picker itself; anywhere else in the zone does too.
+    if (ev.target.closest('label') || !canDrop()) return;
+    fileInput.click();
+  });
+  for (const name of ['dragenter', 'dragover']) {
+    drop.addEventListener(name, (ev) => {
+      ev.preventDefault();
+      ev.dataTransfer.dropEffect = canDrop() ? 'copy' : 'none';
+      if (canDrop()) drop.classList.add('dragging');
+    });
+  }
+  drop.addEventListener('dragleave', (ev) => {
+    if (!drop.contains(ev.relatedTarget)) drop.classList.remove('dragging');
+  });
+  drop.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    drop.classList.remove('dragging');
+    if (!canDrop()) return;
+    guard(uploadFiles)(ev.dataTransfer.files);
+  });
+  // A file dropped next to the zone must not make the browser navigate away to it.
+  for (const name of ['dragover', 'drop']) {
+    window.addEventListener(name, (ev) => {
+      if (ev.dataTransfer && Array.from(ev.dataTransfer.types || []).includes('Files')) ev.preventDefault();
+    });
+  }
+  $('#docs-replace').addEventListener('click', () => {
+    const files = state.pendingUpload;
+    hideConflict();
+    if (files) guard(uploadFiles)(files, true);
+  });
+  $('#docs-conflict-cancel').addEventListener('click', hideConflict);
+}
+
+/** The tab was opened. */
+export function show() {
+  guard(showDocuments)();
+}
