@@ -1,6 +1,8 @@
 //! A skillrag project and what can be done with it: index its skills (load → chunk → embed →
 //! store) and retrieve from them. The CLI and the servers are thin layers over [`Engine`].
 
+#![warn(clippy::too_many_lines)]
+
 mod backends;
 mod chunking;
 pub mod config;

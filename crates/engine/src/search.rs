@@ -86,6 +86,12 @@ pub struct SearchResult {
     pub timings_ms: Timings,
 }
 
+/// What one skill's search found, and how many hits the caller wanted from it.
+struct SkillHits {
+    wanted: usize,
+    hits: Vec<Hit>,
+}
+
 impl Engine {
     /// Retrieval parameters from the configuration.
     pub fn retrieval_params(&self) -> Params {
@@ -168,52 +174,11 @@ impl Engine {
         let mut reports = Vec::new();
         let mut wanted = 0;
         for skill_id in &skills {
-            let skill = self.skill(skill_id)?;
-            let mut report = SkillSearch {
-                skill: skill_id.clone(),
-                bm25_used: false,
-                dense_used: false,
-                dense_skipped: None,
-                notice: None,
-            };
-            let Some(index) = self.index_of(skill_id)? else {
-                let damage = self.damage(skill_id);
-                if explicit {
-                    return Err(damage.map_or_else(|| EngineError::NotIndexed(skill_id.clone()), Into::into));
-                }
-                // A damaged skill is skipped like an unindexed one: the others keep answering.
-                report.notice = Some(match damage {
-                    Some(damage) => format!("skipped: {damage}"),
-                    None => format!("not indexed yet: run `skillrag index --skill {skill_id}`"),
-                });
-                reports.push(report);
-                continue;
-            };
-            let mut params = self.retrieval_params();
-            params.mode = options.mode;
-            if let Some((bm25, dense)) = options.weights {
-                params.bm25_weight = bm25;
-                params.dense_weight = dense;
+            let (report, skill_hits) = self.search_skill(skill_id, q, options, candidates, explicit)?;
+            if let Some(found) = skill_hits {
+                wanted = found.wanted;
+                hits.extend(found.hits);
             }
-            params.k = options.k.or(skill.settings.top_k).unwrap_or(params.k);
-            wanted = params.k;
-            params.k = params.k.max(candidates);
-            let mut skill_query = q.clone();
-            let built = index.meta().model_id.as_deref();
-            let configured = self.model().map(|m| m.id.as_str());
-            if built != configured {
-                report.notice = Some(format!(
-                    "the index was built with embedding model {}, but {} is configured: run `skillrag index --skill {skill_id}` to re-index",
-                    built.unwrap_or("none"),
-                    configured.unwrap_or("none")
-                ));
-                skill_query.vector = None;
-            }
-            let retrieval = hybrid::search(index.as_ref(), &skill_query, &params, &options.filter)?;
-            report.bm25_used = retrieval.bm25_used;
-            report.dense_used = retrieval.dense_used;
-            report.dense_skipped = retrieval.dense_skipped;
-            hits.extend(retrieval.hits);
             reports.push(report);
         }
         // Fused scores are rank-based and therefore comparable across skills.
@@ -237,6 +202,63 @@ impl Engine {
             rerank,
             timings_ms: timings,
         })
+    }
+
+    /// Searches one skill: its report, and its hits when it has an index to search. A skill without an index is an error when
+    /// asked for `explicit`ly, skipped with a notice otherwise.
+    fn search_skill(
+        &self,
+        skill_id: &str,
+        q: &Query,
+        options: &SearchOptions,
+        candidates: usize,
+        explicit: bool,
+    ) -> Result<(SkillSearch, Option<SkillHits>), EngineError> {
+        let skill = self.skill(skill_id)?;
+        let mut report = SkillSearch {
+            skill: skill_id.to_string(),
+            bm25_used: false,
+            dense_used: false,
+            dense_skipped: None,
+            notice: None,
+        };
+        let Some(index) = self.index_of(skill_id)? else {
+            let damage = self.damage(skill_id);
+            if explicit {
+                return Err(damage.map_or_else(|| EngineError::NotIndexed(skill_id.to_string()), Into::into));
+            }
+            // A damaged skill is skipped like an unindexed one: the others keep answering.
+            report.notice = Some(match damage {
+                Some(damage) => format!("skipped: {damage}"),
+                None => format!("not indexed yet: run `skillrag index --skill {skill_id}`"),
+            });
+            return Ok((report, None));
+        };
+        let mut params = self.retrieval_params();
+        params.mode = options.mode;
+        if let Some((bm25, dense)) = options.weights {
+            params.bm25_weight = bm25;
+            params.dense_weight = dense;
+        }
+        params.k = options.k.or(skill.settings.top_k).unwrap_or(params.k);
+        let wanted = params.k;
+        params.k = params.k.max(candidates);
+        let mut skill_query = q.clone();
+        let built = index.meta().model_id.as_deref();
+        let configured = self.model().map(|m| m.id.as_str());
+        if built != configured {
+            report.notice = Some(format!(
+                "the index was built with embedding model {}, but {} is configured: run `skillrag index --skill {skill_id}` to re-index",
+                built.unwrap_or("none"),
+                configured.unwrap_or("none")
+            ));
+            skill_query.vector = None;
+        }
+        let retrieval = hybrid::search(index.as_ref(), &skill_query, &params, &options.filter)?;
+        report.bm25_used = retrieval.bm25_used;
+        report.dense_used = retrieval.dense_used;
+        report.dense_skipped = retrieval.dense_skipped;
+        Ok((report, Some(SkillHits { wanted, hits: retrieval.hits })))
     }
 }
 

@@ -2,6 +2,8 @@
 //! citations, MCP (streamable HTTP here, stdio via [`mcp::serve_stdio`]) and the web page, all
 //! over one [`Service`] that owns the live assistant.
 
+#![warn(clippy::too_many_lines)]
+
 mod api;
 mod conversations;
 mod documents;
