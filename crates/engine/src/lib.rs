@@ -7,6 +7,7 @@ mod backends;
 mod chunking;
 pub mod config;
 mod doctor;
+mod error;
 mod index;
 mod migrate;
 mod ocr;
@@ -17,6 +18,7 @@ pub mod watch;
 pub use backends::{open_generator, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VAR, RERANK_API_KEY_VAR};
 pub use config::Config;
 pub use doctor::{CacheFileReport, DoctorReport, SetAside, SkillHealth};
+pub use error::EngineError;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
@@ -31,39 +33,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Config(#[from] config::ConfigError),
-    #[error("{0} is not a skillrag project: it has no skillrag.toml and no skills/ folder (run `skillrag init {0}`, or pass -C DIR)")]
-    NotAProject(String),
-    #[error("unknown skill `{skill}`{hint}")]
-    UnknownSkill { skill: String, hint: String },
-    #[error("skill `{0}` has no index yet: run `skillrag index --skill {0}`")]
-    NotIndexed(String),
-    #[error("skill `{skill}` has no knowledge document `{document}`")]
-    UnknownSource { skill: String, document: String },
-    /// Not `#[from]`: the message already carries the cause, which must not be printed twice
-    /// by error chains.
-    #[error("embedding model: {0}")]
-    Embed(skillrag_embed::EmbedError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The reranker could not be loaded; shared, since the engine keeps the failure.
-    #[error(transparent)]
-    Rerank(Arc<RerankError>),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("another `skillrag index` is running in this project ({0}); wait for it to finish")]
-    Busy(String),
-}
-
-impl From<skillrag_embed::EmbedError> for EngineError {
-    fn from(e: skillrag_embed::EmbedError) -> Self {
-        EngineError::Embed(e)
-    }
-}
 
 /// The project folder and its configuration.
 #[derive(Debug, Clone)]
@@ -269,8 +238,8 @@ impl Engine {
         let loaded = self.embedder.get_or_init(|| backends::open_embedder(&self.project, model).map_err(Arc::new));
         match loaded {
             Ok(e) => Ok(Some(e.clone())),
-            // `Invalid` as before (the server answers it with 400), not `Embed`.
-            Err(e) => Err(EngineError::Invalid(format!("embedding model: {e}"))),
+            // Not `Embed`: the model failed once and the failure is shared, kept as its message.
+            Err(e) => Err(EngineError::ModelUnavailable(format!("embedding model: {e}"))),
         }
     }
 

@@ -205,7 +205,7 @@ impl Engine {
         };
         skillrag_load::load_document(&file.path, &file.source, &options, &ocr)
             .map(|doc| doc.text)
-            .map_err(|e| EngineError::Invalid(format!("cannot read {source}: {e}")))
+            .map_err(|e| EngineError::Unreadable { document: source.to_string(), message: e.to_string() })
     }
 
     /// The documents of a skill's current index, by source path.

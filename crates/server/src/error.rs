@@ -82,7 +82,9 @@ impl From<EngineError> for ApiError {
             EngineError::UnknownSkill { .. } => StatusCode::NOT_FOUND,
             EngineError::NotIndexed(_) | EngineError::UnknownSource { .. } => StatusCode::NOT_FOUND,
             EngineError::Busy(_) => StatusCode::CONFLICT,
-            EngineError::Invalid(_) => StatusCode::BAD_REQUEST,
+            EngineError::Settings(_) => StatusCode::BAD_REQUEST,
+            // A model server that does not answer may come back; a client may retry.
+            EngineError::ModelUnavailable(_) => return ApiError::unavailable(e.to_string(), 5),
             EngineError::Store(StoreError::ReadOnly(_) | StoreError::Locked(_)) => StatusCode::CONFLICT,
             EngineError::Store(StoreError::Unavailable(_)) => return ApiError::unavailable(e.to_string(), 5),
             _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -181,7 +181,7 @@ impl Engine {
             size,
             overlap: skill.settings.chunk_overlap.unwrap_or_else(|| index.chunk_overlap.min(size / 2)),
         };
-        config.validate().map_err(|e| EngineError::Invalid(format!("skill `{}`: {e}", skill.id)))?;
+        config.validate().map_err(|e| EngineError::Settings(format!("skill `{}`: {e}", skill.id)))?;
         Ok(config)
     }
 
@@ -210,7 +210,7 @@ pub(crate) fn move_aside(path: &std::path::Path) -> Result<std::path::PathBuf, E
         n += 1;
         target = path.with_file_name(format!("{name}.corrupt-{now}-{n}"));
     }
-    std::fs::rename(path, &target).map_err(|e| EngineError::Invalid(format!("{}: {e}", path.display())))?;
+    std::fs::rename(path, &target).map_err(EngineError::io(path))?;
     Ok(target)
 }
 
@@ -236,14 +236,14 @@ fn lock_state_dir(state: &Path, progress: &dyn Progress) -> Result<(std::fs::Fil
         progress.note(&line);
         repaired.push(line);
     }
-    std::fs::create_dir_all(state).map_err(|e| EngineError::Invalid(format!("{}: {e}", state.display())))?;
+    std::fs::create_dir_all(state).map_err(EngineError::io(state))?;
     let lock_path = state.join("index.lock");
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|e| EngineError::Invalid(format!("{}: {e}", lock_path.display())))?;
+        .map_err(EngineError::io(&lock_path))?;
     if lock.try_lock().is_err() {
         return Err(EngineError::Busy(lock_path.display().to_string()));
     }

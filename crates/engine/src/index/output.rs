@@ -32,7 +32,7 @@ impl Output<'_> {
             }
             self.writer = Some(writer);
         }
-        self.writer.as_mut().ok_or_else(|| EngineError::Invalid("internal: no index writer".into()))
+        self.writer.as_mut().ok_or_else(|| EngineError::Internal("no index writer"))
     }
 
     /// Carries `source` over from the previous generation (once the writer is begun).
@@ -72,7 +72,7 @@ impl Output<'_> {
 
     pub(super) fn into_writer(mut self) -> Result<Box<dyn skillrag_store::IndexWriter>, EngineError> {
         self.writer()?;
-        self.writer.ok_or_else(|| EngineError::Invalid("internal: no index writer".into()))
+        self.writer.ok_or_else(|| EngineError::Internal("no index writer"))
     }
 
     /// Embeds one batch of new chunks (cache first) and writes it.
