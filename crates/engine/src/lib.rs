@@ -12,6 +12,7 @@ mod index;
 mod migrate;
 mod ocr;
 mod search;
+mod settings;
 mod status;
 pub mod watch;
 
@@ -22,6 +23,7 @@ pub use error::EngineError;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
+pub use settings::{EngineSettings, IndexSettings, RetrievalSettings};
 pub use status::{Freshness, KnowledgeSummary, LowConfidencePage, PictureInfo, SkillCard, SkillStatus, SourceInfo};
 
 use skillrag_embed::{EmbedError, Embedder};
@@ -121,6 +123,8 @@ type LoadedReranker = Result<Option<Arc<dyn Reranker>>, Arc<RerankError>>;
 pub struct Engine {
     pub project: Project,
     pub discovery: Discovery,
+    /// Resolved from `project.config` when the engine opened.
+    settings: EngineSettings,
     store: Arc<dyn Store>,
     model: Option<ModelIdentity>,
     embedder: OnceLock<Result<Arc<dyn Embedder>, Arc<EmbedError>>>,
@@ -150,9 +154,11 @@ impl Engine {
             Some(m) => (Some(m.identity), m.probed.map_or_else(OnceLock::new, |e| OnceLock::from(Ok(e)))),
         };
         let chunking = chunking::Chunking::new(&project.config.index)?;
+        let settings = EngineSettings::resolve(&project.config);
         let mut engine = Engine {
             project,
             discovery,
+            settings,
             store,
             model,
             embedder,
@@ -173,7 +179,7 @@ impl Engine {
 
     /// Adds the indexed FAQ questions of skills that opt in to their routing examples.
     fn add_faq_examples(&mut self) {
-        let default = self.project.config.index.faq_examples;
+        let default = self.settings.index.faq_examples;
         for skill in &mut self.discovery.skills {
             if !skill.settings.faq_examples.unwrap_or(default) {
                 continue;
@@ -222,6 +228,11 @@ impl Engine {
     /// anew: callers keep the one they use.
     pub fn open_generator(&self) -> Result<Option<Arc<dyn Generator>>, GenerateError> {
         open_generator(&self.project)
+    }
+
+    /// The settings the engine was opened with.
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
     }
 
     pub fn model(&self) -> Option<&ModelIdentity> {

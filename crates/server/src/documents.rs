@@ -240,7 +240,7 @@ impl Service {
         let live = self.live();
         // From the skill's patterns, in memory: no file is touched yet.
         let folder = upload_folder(&live.assistant.engine, &skill)?;
-        let limit = live.assistant.engine.project.config.index.load_options().max_file_bytes;
+        let limit = live.assistant.engine.settings().index.load.max_file_bytes;
         let mut checked = Vec::new();
         for file in files {
             let name = upload_name(&file.file_name)?;

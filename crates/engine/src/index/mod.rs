@@ -175,7 +175,7 @@ impl Engine {
     /// were checked when it was read; an overlap inherited from the project is capped at half
     /// the skill's own chunk size, so that a skill with small chunks never fails to index.
     pub fn chunk_config(&self, skill: &Skill) -> Result<ChunkConfig, EngineError> {
-        let index = &self.project.config.index;
+        let index = &self.settings.index;
         let size = skill.settings.chunk_size.unwrap_or(index.chunk_size);
         let config = ChunkConfig {
             size,
@@ -194,7 +194,7 @@ impl Engine {
         let fingerprint = format!("{};{}", self.chunk_config(skill)?.fingerprint(), self.chunking.fingerprint());
         let mut meta = IndexMeta::new(&skill.id, model_id, dim, fingerprint);
         if meta.model_id.is_some() {
-            meta.min_visibility = self.project.config.retrieval.min_visibility;
+            meta.min_visibility = self.settings.retrieval.min_visibility;
         }
         Ok(meta)
     }

@@ -62,10 +62,10 @@ impl Engine {
         // Load and chunk on a second thread while this one embeds and writes, so the model never
         // waits on files; a bounded queue keeps memory flat however many files a skill has.
         let load = LoadContext {
-            options: self.project.config.index.load_options(),
+            options: self.settings.index.load,
             previous: &previous_manifest,
             indexed_at: incremental.map(|p| p.meta().created_at),
-            max_chunks: self.project.config.index.max_chunks_per_file,
+            max_chunks: self.settings.index.max_chunks_per_file,
             chunk: |doc: &Document| (chunking.chunks(skill, doc, &chunk_config), chunking.doc_type(skill, doc)),
         };
         let mut manifest = Manifest::default();
@@ -75,7 +75,7 @@ impl Engine {
             writer: None,
             kept: Vec::new(),
             pending: Vec::new(),
-            batch: self.project.config.index.embed_batch.max(1),
+            batch: self.settings.index.embed_batch,
             embedder,
             cache,
             skill: &skill.id,
