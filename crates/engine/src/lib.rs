@@ -49,10 +49,20 @@ pub struct Project {
 impl Project {
     /// Opens the project in `root`, reading `skillrag.toml`, `.env` and `env` (the process environment).
     pub fn open(root: &Path, env: &BTreeMap<String, String>) -> Result<Project, EngineError> {
+        Project::open_with(root, env, &[])
+    }
+
+    /// [`Project::open`], with the configuration sections of the layers above the engine
+    /// (the server's `[serve]`) checked and overridden from the environment too.
+    pub fn open_with(
+        root: &Path,
+        env: &BTreeMap<String, String>,
+        sections: &[config::Section],
+    ) -> Result<Project, EngineError> {
         if !root.is_dir() {
             return Err(EngineError::NotAProject(root.display().to_string()));
         }
-        let loaded = config::load(root, env)?;
+        let loaded = config::load_with(root, env, sections)?;
         let project = Project {
             root: root.to_path_buf(),
             warnings: loaded

@@ -5,6 +5,7 @@
 #![warn(clippy::too_many_lines)]
 
 mod api;
+mod config;
 mod conversations;
 mod documents;
 mod error;
@@ -21,6 +22,7 @@ mod stream;
 mod token;
 mod web;
 
+pub use config::ServeConfig;
 pub use error::ApiError;
 pub use service::{Limits, Service};
 pub use token::WeakToken;

@@ -21,6 +21,20 @@ pub enum ConfigError {
     Env { name: String, value: String, message: String },
 }
 
+/// A section of `skillrag.toml` that a layer above the engine owns (the server's `[serve]`):
+/// read, overridden by `SKILLRAG_<SECTION>_<KEY>` and checked like the engine's own sections,
+/// and kept in [`Config`] as written for that layer to read.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// The section's name; it must be one [`Config`] keeps as written (`serve`).
+    pub name: &'static str,
+    /// Every key with its default: which variables name a setting, and of which type.
+    pub defaults: toml::Table,
+    /// Checks the whole configuration as written (the section may be absent), with the
+    /// messages its own type gives.
+    pub check: fn(&toml::Table) -> Result<(), toml::de::Error>,
+}
+
 /// The loaded configuration and where its values came from.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -34,6 +48,11 @@ pub struct Loaded {
 /// Loads `dir/skillrag.toml`, `dir/.env` and the process environment, in that order of priority
 /// (lowest first). `env` is the process environment (passed in so tests do not touch globals).
 pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, ConfigError> {
+    load_with(dir, env, &[])
+}
+
+/// [`load`], with the sections of the layers above the engine checked and overridden too.
+pub fn load_with(dir: &Path, env: &BTreeMap<String, String>, sections: &[Section]) -> Result<Loaded, ConfigError> {
     let path = dir.join(CONFIG_FILE);
     let (mut value, has_file) = match std::fs::read_to_string(&path) {
         Ok(text) => {
@@ -45,8 +64,7 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
         Err(e) => return Err(ConfigError::File { path: path.display().to_string(), message: e.to_string() }),
     };
     // Check the file alone first, so its errors name the file.
-    toml::Value::Table(value.clone())
-        .try_into::<Config>()
+    checked(&value, sections)
         .map_err(|e| ConfigError::File { path: path.display().to_string(), message: e.to_string() })?;
 
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
@@ -62,7 +80,7 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
     }
     vars.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
 
-    let known = known_keys();
+    let known = known_keys(sections);
     let mut unknown_env = Vec::new();
     for (name, raw) in &vars {
         let Some(rest) = name.strip_prefix("SKILLRAG_") else { continue };
@@ -87,16 +105,24 @@ pub fn load(dir: &Path, env: &BTreeMap<String, String>) -> Result<Loaded, Config
             t.insert(key.clone(), parsed);
         }
         // Check each variable on its own so the error names it.
-        toml::Value::Table(value.clone()).try_into::<Config>().map_err(|e| ConfigError::Env {
+        checked(&value, sections).map_err(|e| ConfigError::Env {
             name: name.clone(),
             value: raw.clone(),
             message: e.message().to_string(),
         })?;
     }
-    let config: Config = toml::Value::Table(value)
-        .try_into()
+    let config = checked(&value, sections)
         .map_err(|e| ConfigError::File { path: path.display().to_string(), message: e.to_string() })?;
     Ok(Loaded { config, has_file, unknown_env })
+}
+
+/// The configuration `value` holds, once the engine's sections and each of `sections` accept it.
+fn checked(value: &toml::Table, sections: &[Section]) -> Result<Config, toml::de::Error> {
+    let config = toml::Value::Table(value.clone()).try_into::<Config>()?;
+    for section in sections {
+        (section.check)(value)?;
+    }
+    Ok(config)
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
@@ -116,7 +142,7 @@ const NOT_SETTINGS: [&str; 12] = [
 ];
 
 /// (section, key) → default value, from the defaults themselves.
-fn known_keys() -> BTreeMap<(Option<String>, String), toml::Value> {
+fn known_keys(sections: &[Section]) -> BTreeMap<(Option<String>, String), toml::Value> {
     let mut out = BTreeMap::new();
     let Ok(toml::Value::Table(t)) = toml::Value::try_from(Config::default()) else { return out };
     for (k, v) in t {
@@ -129,6 +155,11 @@ fn known_keys() -> BTreeMap<(Option<String>, String), toml::Value> {
             other => {
                 out.insert((None, k), other);
             }
+        }
+    }
+    for section in sections {
+        for (key, value) in &section.defaults {
+            out.insert((Some(section.name.to_string()), key.clone()), value.clone());
         }
     }
     // Optional keys have no default to serialize.

@@ -82,54 +82,6 @@ impl Default for LlmConfig {
     }
 }
 
-/// `skillrag serve` (flags override).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ServeConfig {
-    /// Address to listen on; anything but loopback requires `SKILLRAG_API_TOKEN`.
-    pub addr: String,
-    /// Largest request body, in KiB.
-    pub max_body_kb: usize,
-    /// Requests per minute per client address; 0 = unlimited.
-    pub rate_limit: u32,
-    /// Browser origins allowed to call the API (CORS); empty = off.
-    pub cors_origins: Vec<String>,
-    /// Host names clients may address besides localhost, 127.0.0.1, [::1] and the bound
-    /// address (others get 403, against DNS rebinding); bound to 0.0.0.0 with a token and none
-    /// listed, any.
-    pub allowed_hosts: Vec<String>,
-    /// Seconds a client has to send a request's headers.
-    pub header_timeout_secs: u64,
-    /// Seconds a client has to send a whole request body.
-    pub body_timeout_secs: u64,
-    /// Connections one client address may hold open at once; 0 = no cap.
-    pub connections_per_client: usize,
-    /// Questions and searches worked on at once; 0 = one per CPU core.
-    pub workers: usize,
-    /// Requests that may wait for a worker before the server answers 503.
-    pub queue: usize,
-    /// Answers kept for repeated questions (dropped on re-index); 0 = no cache.
-    pub cache_entries: usize,
-}
-
-impl Default for ServeConfig {
-    fn default() -> Self {
-        ServeConfig {
-            addr: "127.0.0.1:8080".into(),
-            max_body_kb: 256,
-            rate_limit: 0,
-            cors_origins: Vec::new(),
-            allowed_hosts: Vec::new(),
-            header_timeout_secs: 10,
-            body_timeout_secs: 30,
-            connections_per_client: 128,
-            workers: 0,
-            queue: 256,
-            cache_entries: 1024,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IndexConfig {
