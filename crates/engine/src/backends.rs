@@ -36,7 +36,7 @@ pub fn open_store(spec: &str, project: &Project) -> Result<Arc<dyn Store>, Engin
     match spec.trim() {
         "embedded" | "" => Ok(Arc::new(EmbeddedStore::new(project.state_dir().join("index")))),
         url if is_postgres_url(url) => Ok(Arc::new(PostgresStore::connect(url)?)),
-        other => Err(EngineError::Invalid(format!(
+        other => Err(EngineError::Settings(format!(
             "store `{other}` is not supported: use `embedded` or a PostgreSQL URL (postgres://user@host:5432/db)"
         ))),
     }
@@ -57,8 +57,9 @@ pub(crate) fn identify_embedder(project: &Project) -> Result<Option<IdentifiedMo
     let Some(path) = project.config.embed_model_path(&project.root) else { return Ok(None) };
     let c = &project.config.embed;
     let dir = ModelDir::open(&path, c.query_prefix.as_deref(), c.passage_prefix.as_deref())?;
-    let dim =
-        dir.dim().ok_or_else(|| EngineError::Invalid(format!("{}: config.json has no hidden_size", path.display())))?;
+    let dim = dir
+        .dim()
+        .ok_or_else(|| EngineError::ModelUnavailable(format!("{}: config.json has no hidden_size", path.display())))?;
     let id = match local_backend(&project.config, &project.root, &path)? {
         LocalBackend::Candle => dir.model_id()?,
         LocalBackend::Onnx(files) => onnx_model_id(&dir, &files.graph)?,
@@ -106,7 +107,7 @@ fn local_backend(config: &Config, root: &Path, model: &Path) -> Result<LocalBack
         "onnx" => Ok(onnx()),
         "auto" | "" if graph.is_file() && runtime.is_file() => Ok(onnx()),
         "auto" | "" => Ok(LocalBackend::Candle),
-        other => Err(EngineError::Invalid(format!(
+        other => Err(EngineError::Settings(format!(
             "[embed] backend = `{other}` is not supported: use auto, candle or onnx (SKILLRAG_EMBED_BACKEND)"
         ))),
     }
@@ -160,7 +161,7 @@ fn remember_dim(project: &Project, id: &str, dim: usize) {
 /// probe request now (whose client is returned, ready to use).
 fn identify_remote(project: &Project, config: OpenAiEmbedConfig) -> Result<IdentifiedModel, EngineError> {
     if config.model.is_empty() || config.model.eq_ignore_ascii_case("none") {
-        return Err(EngineError::Invalid(format!(
+        return Err(EngineError::Settings(format!(
             "[embed] base_url = {} needs [embed] model (SKILLRAG_EMBED_MODEL): the model name the API serves",
             config.base_url
         )));
@@ -172,7 +173,7 @@ fn identify_remote(project: &Project, config: OpenAiEmbedConfig) -> Result<Ident
         return Ok(IdentifiedModel { identity: ModelIdentity { id, dim, path: PathBuf::new() }, probed: None });
     }
     let embedder = OpenAiEmbedder::new(config, None).map_err(|e| {
-        EngineError::Invalid(format!(
+        EngineError::ModelUnavailable(format!(
             "embedding model: {e} (the vector size is asked of the server once and remembered; set [embed] dim / \
              SKILLRAG_EMBED_DIM to open without asking)"
         ))
@@ -188,17 +189,17 @@ pub(crate) fn check_rerank(config: &Config, root: &Path) -> Result<(), EngineErr
     let r = &config.rerank;
     if !r.base_url.trim().is_empty() {
         if RerankApi::parse(&r.api).is_none() {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::Settings(format!(
                 "[rerank] api = `{}` is not supported: use `tei` or `jina` (SKILLRAG_RERANK_API)",
                 r.api
             )));
         }
-        skillrag_http::check_url(&r.base_url, "[rerank]").map_err(|e| EngineError::Invalid(e.to_string()))?;
+        skillrag_http::check_url(&r.base_url, "[rerank]").map_err(|e| EngineError::Settings(e.to_string()))?;
     } else if let Some(path) = config.rerank_model_path(root) {
-        CrossEncoder::FOLDER.check_config(&path).map_err(|e| EngineError::Invalid(e.to_string()))?;
+        CrossEncoder::FOLDER.check_config(&path).map_err(|e| EngineError::Settings(e.to_string()))?;
     }
     if (!r.base_url.trim().is_empty() || config.rerank_model_path(root).is_some()) && r.candidates == 0 {
-        return Err(EngineError::Invalid("[rerank] candidates must be at least 1".into()));
+        return Err(EngineError::Settings("[rerank] candidates must be at least 1".into()));
     }
     Ok(())
 }

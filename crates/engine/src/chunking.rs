@@ -25,7 +25,7 @@ fn parse_preset(value: &str, what: &str) -> Result<Option<DocType>, EngineError>
         return Ok(None);
     }
     DocType::parse(value).map(Some).ok_or_else(|| {
-        EngineError::Invalid(format!(
+        EngineError::Settings(format!(
             "{what}: unknown chunking preset `{value}` (expected auto, general, faq, legal or technical)"
         ))
     })
@@ -37,14 +37,14 @@ impl Chunking {
         let mut rules = Vec::new();
         for rule in &config.presets {
             let Some((pattern, preset)) = rule.split_once('=') else {
-                return Err(EngineError::Invalid(format!(
+                return Err(EngineError::Settings(format!(
                     "index.presets: `{rule}` is not `GLOB = PRESET` (e.g. \"labor-law/** = legal\")"
                 )));
             };
             let glob = Glob::new(pattern.trim())
-                .map_err(|e| EngineError::Invalid(format!("index.presets: invalid glob `{}`: {e}", pattern.trim())))?;
+                .map_err(|e| EngineError::Settings(format!("index.presets: invalid glob `{}`: {e}", pattern.trim())))?;
             let doc_type = parse_preset(preset, "index.presets")?.ok_or_else(|| {
-                EngineError::Invalid(format!("index.presets: `{rule}`: a rule names a preset, not auto"))
+                EngineError::Settings(format!("index.presets: `{rule}`: a rule names a preset, not auto"))
             })?;
             rules.push((glob.compile_matcher(), doc_type));
         }

@@ -142,7 +142,7 @@ impl Engine {
                     None => format!("{}: dropped {dropped} damaged record(s)", c.file),
                 });
             } else if path.is_dir() {
-                std::fs::remove_dir_all(path).map_err(|e| EngineError::Invalid(format!("{}: {e}", c.file)))?;
+                std::fs::remove_dir_all(path).map_err(EngineError::io(&c.file))?;
                 repaired.push(format!("{}: removed (a folder in a cache file's place)", c.file));
             }
         }

@@ -1,23 +1,29 @@
 //! A skillrag project and what can be done with it: index its skills (load → chunk → embed →
 //! store) and retrieve from them. The CLI and the servers are thin layers over [`Engine`].
 
+#![warn(clippy::too_many_lines)]
+
 mod backends;
 mod chunking;
 pub mod config;
 mod doctor;
+mod error;
 mod index;
 mod migrate;
 mod ocr;
 mod search;
+mod settings;
 mod status;
 pub mod watch;
 
 pub use backends::{open_generator, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VAR, RERANK_API_KEY_VAR};
 pub use config::Config;
 pub use doctor::{CacheFileReport, DoctorReport, SetAside, SkillHealth};
+pub use error::EngineError;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};
+pub use settings::{EngineSettings, IndexSettings, RetrievalSettings};
 pub use status::{Freshness, KnowledgeSummary, LowConfidencePage, PictureInfo, SkillCard, SkillStatus, SourceInfo};
 
 use skillrag_embed::{EmbedError, Embedder};
@@ -29,39 +35,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Config(#[from] config::ConfigError),
-    #[error("{0} is not a skillrag project: it has no skillrag.toml and no skills/ folder (run `skillrag init {0}`, or pass -C DIR)")]
-    NotAProject(String),
-    #[error("unknown skill `{skill}`{hint}")]
-    UnknownSkill { skill: String, hint: String },
-    #[error("skill `{0}` has no index yet: run `skillrag index --skill {0}`")]
-    NotIndexed(String),
-    #[error("skill `{skill}` has no knowledge document `{document}`")]
-    UnknownSource { skill: String, document: String },
-    /// Not `#[from]`: the message already carries the cause, which must not be printed twice
-    /// by error chains.
-    #[error("embedding model: {0}")]
-    Embed(skillrag_embed::EmbedError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The reranker could not be loaded; shared, since the engine keeps the failure.
-    #[error(transparent)]
-    Rerank(Arc<RerankError>),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("another `skillrag index` is running in this project ({0}); wait for it to finish")]
-    Busy(String),
-}
-
-impl From<skillrag_embed::EmbedError> for EngineError {
-    fn from(e: skillrag_embed::EmbedError) -> Self {
-        EngineError::Embed(e)
-    }
-}
 
 /// The project folder and its configuration.
 #[derive(Debug, Clone)]
@@ -76,10 +49,20 @@ pub struct Project {
 impl Project {
     /// Opens the project in `root`, reading `skillrag.toml`, `.env` and `env` (the process environment).
     pub fn open(root: &Path, env: &BTreeMap<String, String>) -> Result<Project, EngineError> {
+        Project::open_with(root, env, &[])
+    }
+
+    /// [`Project::open`], with the configuration sections of the layers above the engine
+    /// (the server's `[serve]`) checked and overridden from the environment too.
+    pub fn open_with(
+        root: &Path,
+        env: &BTreeMap<String, String>,
+        sections: &[config::Section],
+    ) -> Result<Project, EngineError> {
         if !root.is_dir() {
             return Err(EngineError::NotAProject(root.display().to_string()));
         }
-        let loaded = config::load(root, env)?;
+        let loaded = config::load_with(root, env, sections)?;
         let project = Project {
             root: root.to_path_buf(),
             warnings: loaded
@@ -150,6 +133,8 @@ type LoadedReranker = Result<Option<Arc<dyn Reranker>>, Arc<RerankError>>;
 pub struct Engine {
     pub project: Project,
     pub discovery: Discovery,
+    /// Resolved from `project.config` when the engine opened.
+    settings: EngineSettings,
     store: Arc<dyn Store>,
     model: Option<ModelIdentity>,
     embedder: OnceLock<Result<Arc<dyn Embedder>, Arc<EmbedError>>>,
@@ -179,9 +164,11 @@ impl Engine {
             Some(m) => (Some(m.identity), m.probed.map_or_else(OnceLock::new, |e| OnceLock::from(Ok(e)))),
         };
         let chunking = chunking::Chunking::new(&project.config.index)?;
+        let settings = EngineSettings::resolve(&project.config);
         let mut engine = Engine {
             project,
             discovery,
+            settings,
             store,
             model,
             embedder,
@@ -202,7 +189,7 @@ impl Engine {
 
     /// Adds the indexed FAQ questions of skills that opt in to their routing examples.
     fn add_faq_examples(&mut self) {
-        let default = self.project.config.index.faq_examples;
+        let default = self.settings.index.faq_examples;
         for skill in &mut self.discovery.skills {
             if !skill.settings.faq_examples.unwrap_or(default) {
                 continue;
@@ -253,6 +240,11 @@ impl Engine {
         open_generator(&self.project)
     }
 
+    /// The settings the engine was opened with.
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
+    }
+
     pub fn model(&self) -> Option<&ModelIdentity> {
         self.model.as_ref()
     }
@@ -267,8 +259,8 @@ impl Engine {
         let loaded = self.embedder.get_or_init(|| backends::open_embedder(&self.project, model).map_err(Arc::new));
         match loaded {
             Ok(e) => Ok(Some(e.clone())),
-            // `Invalid` as before (the server answers it with 400), not `Embed`.
-            Err(e) => Err(EngineError::Invalid(format!("embedding model: {e}"))),
+            // Not `Embed`: the model failed once and the failure is shared, kept as its message.
+            Err(e) => Err(EngineError::ModelUnavailable(format!("embedding model: {e}"))),
         }
     }
 

@@ -14,14 +14,14 @@ impl Engine {
         self.ocr
             .get_or_init(|| {
                 let cache = OcrCache::new(self.project.state_dir().join("cache/ocr"));
-                Ocr::find(self.project.config.index.ocr_settings()).map(|ocr| ocr.with_cache(cache))
+                Ocr::find(self.settings.index.ocr_settings).map(|ocr| ocr.with_cache(cache))
             })
             .as_ref()
     }
 
     /// What reads scans and pictures on this machine, or why nothing does.
     pub fn ocr_status(&self) -> String {
-        if !self.project.config.index.ocr {
+        if !self.settings.index.ocr {
             return "off (`[index] ocr = false`)".into();
         }
         match self.ocr_engine() {
@@ -35,17 +35,15 @@ impl Engine {
     /// returned as a diagnostic, once: the skill's scans and pictures are then reported and
     /// skipped, and everything else indexes.
     pub fn ocr_choice(&self, skill: Option<&Skill>, languages: Option<&str>) -> (OcrChoice, Option<Diagnostic>) {
-        let config = &self.project.config.index;
-        if !config.ocr {
+        let settings = &self.settings.index;
+        if !settings.ocr {
             return (OcrChoice::Unavailable("OCR is turned off (`[index] ocr = false`)".into()), None);
         }
         let ocr = match self.ocr_engine() {
             Ok(ocr) => ocr,
             Err(e) => return (OcrChoice::unavailable(e), None),
         };
-        let configured = languages
-            .map(str::to_string)
-            .or_else(|| Some(config.ocr_languages.clone()).filter(|l| !l.trim().is_empty()));
+        let configured = languages.map(str::to_string).or_else(|| settings.ocr_languages.clone());
         let (languages, origin) = match &configured {
             Some(spec) => match Languages::parse(spec) {
                 Ok(l) => (l, self.project.root.join("skillrag.toml")),

@@ -86,10 +86,16 @@ pub struct SearchResult {
     pub timings_ms: Timings,
 }
 
+/// What one skill's search found, and how many hits the caller wanted from it.
+struct SkillHits {
+    wanted: usize,
+    hits: Vec<Hit>,
+}
+
 impl Engine {
-    /// Retrieval parameters from the configuration.
+    /// Retrieval parameters from the settings.
     pub fn retrieval_params(&self) -> Params {
-        let r = &self.project.config.retrieval;
+        let r = &self.settings.retrieval;
         Params {
             k: r.top_k,
             candidates: r.candidates,
@@ -106,7 +112,7 @@ impl Engine {
     /// worth a forward pass in hybrid mode.
     pub fn prepare_query(&self, query: &str, mode: Mode) -> Result<Query, EngineError> {
         let terms = skillrag_text::analyze(query);
-        let min_visibility = self.project.config.retrieval.min_visibility;
+        let min_visibility = self.settings.retrieval.min_visibility;
         let (vector, visibility) = match (mode != Mode::Lexical, self.embedder()?) {
             (true, Some(e)) => {
                 let visibility = e.visibility(&[query], EmbedKind::Query)?.first().copied().unwrap_or(0.0);
@@ -161,65 +167,24 @@ impl Engine {
         // With a reranker, fusion returns at least its candidates, which it then reorders.
         let reranker = if options.rerank { self.reranker().transpose() } else { None };
         let candidates = match &reranker {
-            Some(_) => self.project.config.rerank.candidates.max(1),
+            Some(_) => self.settings.retrieval.rerank_candidates,
             None => 0,
         };
         let mut hits: Vec<Hit> = Vec::new();
         let mut reports = Vec::new();
         let mut wanted = 0;
         for skill_id in &skills {
-            let skill = self.skill(skill_id)?;
-            let mut report = SkillSearch {
-                skill: skill_id.clone(),
-                bm25_used: false,
-                dense_used: false,
-                dense_skipped: None,
-                notice: None,
-            };
-            let Some(index) = self.index_of(skill_id)? else {
-                let damage = self.damage(skill_id);
-                if explicit {
-                    return Err(damage.map_or_else(|| EngineError::NotIndexed(skill_id.clone()), Into::into));
-                }
-                // A damaged skill is skipped like an unindexed one: the others keep answering.
-                report.notice = Some(match damage {
-                    Some(damage) => format!("skipped: {damage}"),
-                    None => format!("not indexed yet: run `skillrag index --skill {skill_id}`"),
-                });
-                reports.push(report);
-                continue;
-            };
-            let mut params = self.retrieval_params();
-            params.mode = options.mode;
-            if let Some((bm25, dense)) = options.weights {
-                params.bm25_weight = bm25;
-                params.dense_weight = dense;
+            let (report, skill_hits) = self.search_skill(skill_id, q, options, candidates, explicit)?;
+            if let Some(found) = skill_hits {
+                wanted = found.wanted;
+                hits.extend(found.hits);
             }
-            params.k = options.k.or(skill.settings.top_k).unwrap_or(params.k);
-            wanted = params.k;
-            params.k = params.k.max(candidates);
-            let mut skill_query = q.clone();
-            let built = index.meta().model_id.as_deref();
-            let configured = self.model().map(|m| m.id.as_str());
-            if built != configured {
-                report.notice = Some(format!(
-                    "the index was built with embedding model {}, but {} is configured: run `skillrag index --skill {skill_id}` to re-index",
-                    built.unwrap_or("none"),
-                    configured.unwrap_or("none")
-                ));
-                skill_query.vector = None;
-            }
-            let retrieval = hybrid::search(index.as_ref(), &skill_query, &params, &options.filter)?;
-            report.bm25_used = retrieval.bm25_used;
-            report.dense_used = retrieval.dense_used;
-            report.dense_skipped = retrieval.dense_skipped;
-            hits.extend(retrieval.hits);
             reports.push(report);
         }
         // Fused scores are rank-based and therefore comparable across skills.
         // Stable: ties keep each skill's own order (and skills their order).
         hits.sort_by(|a, b| b.scores.fused.total_cmp(&a.scores.fused));
-        let k = if skills.len() > 1 { options.k.unwrap_or(self.project.config.retrieval.top_k) } else { wanted };
+        let k = if skills.len() > 1 { options.k.unwrap_or(self.settings.retrieval.top_k) } else { wanted };
         let mut timings = Timings::default();
         let rerank = reranker.map(|r| {
             let started = Instant::now();
@@ -237,6 +202,63 @@ impl Engine {
             rerank,
             timings_ms: timings,
         })
+    }
+
+    /// Searches one skill: its report, and its hits when it has an index to search. A skill without an index is an error when
+    /// asked for `explicit`ly, skipped with a notice otherwise.
+    fn search_skill(
+        &self,
+        skill_id: &str,
+        q: &Query,
+        options: &SearchOptions,
+        candidates: usize,
+        explicit: bool,
+    ) -> Result<(SkillSearch, Option<SkillHits>), EngineError> {
+        let skill = self.skill(skill_id)?;
+        let mut report = SkillSearch {
+            skill: skill_id.to_string(),
+            bm25_used: false,
+            dense_used: false,
+            dense_skipped: None,
+            notice: None,
+        };
+        let Some(index) = self.index_of(skill_id)? else {
+            let damage = self.damage(skill_id);
+            if explicit {
+                return Err(damage.map_or_else(|| EngineError::NotIndexed(skill_id.to_string()), Into::into));
+            }
+            // A damaged skill is skipped like an unindexed one: the others keep answering.
+            report.notice = Some(match damage {
+                Some(damage) => format!("skipped: {damage}"),
+                None => format!("not indexed yet: run `skillrag index --skill {skill_id}`"),
+            });
+            return Ok((report, None));
+        };
+        let mut params = self.retrieval_params();
+        params.mode = options.mode;
+        if let Some((bm25, dense)) = options.weights {
+            params.bm25_weight = bm25;
+            params.dense_weight = dense;
+        }
+        params.k = options.k.or(skill.settings.top_k).unwrap_or(params.k);
+        let wanted = params.k;
+        params.k = params.k.max(candidates);
+        let mut skill_query = q.clone();
+        let built = index.meta().model_id.as_deref();
+        let configured = self.model().map(|m| m.id.as_str());
+        if built != configured {
+            report.notice = Some(format!(
+                "the index was built with embedding model {}, but {} is configured: run `skillrag index --skill {skill_id}` to re-index",
+                built.unwrap_or("none"),
+                configured.unwrap_or("none")
+            ));
+            skill_query.vector = None;
+        }
+        let retrieval = hybrid::search(index.as_ref(), &skill_query, &params, &options.filter)?;
+        report.bm25_used = retrieval.bm25_used;
+        report.dense_used = retrieval.dense_used;
+        report.dense_skipped = retrieval.dense_skipped;
+        Ok((report, Some(SkillHits { wanted, hits: retrieval.hits })))
     }
 }
 

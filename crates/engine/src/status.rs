@@ -195,7 +195,7 @@ impl Engine {
         let listing = self.project.knowledge_files(skill);
         let unknown = || EngineError::UnknownSource { skill: skill.id.clone(), document: source.to_string() };
         let file = listing.files.iter().find(|f| f.source == source).ok_or_else(unknown)?;
-        let options = self.project.config.index.load_options();
+        let options = self.settings.index.load;
         // A scan's text as indexing read it (from the OCR cache once indexed); Tesseract is not
         // probed for a document that cannot hold a picture.
         let ocr = if skillrag_load::Format::from_path(&file.path).is_some_and(skillrag_load::Format::may_need_ocr) {
@@ -205,7 +205,7 @@ impl Engine {
         };
         skillrag_load::load_document(&file.path, &file.source, &options, &ocr)
             .map(|doc| doc.text)
-            .map_err(|e| EngineError::Invalid(format!("cannot read {source}: {e}")))
+            .map_err(|e| EngineError::Unreadable { document: source.to_string(), message: e.to_string() })
     }
 
     /// The documents of a skill's current index, by source path.
@@ -217,7 +217,7 @@ impl Engine {
                 return Err(self.damage(skill).map_or_else(|| EngineError::NotIndexed(skill.to_string()), Into::into))
             }
         };
-        let low = self.project.config.index.ocr_low_confidence;
+        let low = self.settings.index.ocr_low_confidence;
         Ok(index
             .manifest()
             .files

@@ -39,14 +39,14 @@ impl Watcher {
         debounce: Duration,
     ) -> Result<Watcher, EngineError> {
         let (tx, events) = channel();
-        let mut debouncer =
-            new_debouncer(debounce, tx).map_err(|e| EngineError::Invalid(format!("cannot watch files: {e}")))?;
+        let mut debouncer = new_debouncer(debounce, tx)
+            .map_err(|e| EngineError::Watch { what: "files".into(), message: e.to_string() })?;
         let roots = project.skill_roots();
         for root in &roots {
             debouncer
                 .watcher()
                 .watch(root, RecursiveMode::Recursive)
-                .map_err(|e| EngineError::Invalid(format!("cannot watch {}: {e}", root.display())))?;
+                .map_err(|e| EngineError::Watch { what: root.display().to_string(), message: e.to_string() })?;
         }
         let roots: Vec<PathBuf> = roots.iter().map(|r| r.canonicalize().unwrap_or_else(|_| r.clone())).collect();
         let mut watched = Vec::new();
@@ -57,7 +57,7 @@ impl Watcher {
                 debouncer
                     .watcher()
                     .watch(&folder, RecursiveMode::Recursive)
-                    .map_err(|e| EngineError::Invalid(format!("cannot watch {}: {e}", folder.display())))?;
+                    .map_err(|e| EngineError::Watch { what: folder.display().to_string(), message: e.to_string() })?;
             }
             watched.push((folder, skills));
         }

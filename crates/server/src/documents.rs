@@ -118,6 +118,64 @@ fn content_matches(name: &str, bytes: &[u8]) -> Result<(), ApiError> {
     }
 }
 
+/// A document found on disk, with what the served index holds of it (`entry`) and the last
+/// re-index's messages about it (`failed`: one of them an error).
+fn listed_document(
+    file: &skillrag_load::KnowledgeFile,
+    entry: Option<&skillrag_store::FileEntry>,
+    index: Option<&dyn skillrag_store::SkillIndex>,
+    indexed_at: Option<i64>,
+    errors: Vec<String>,
+    failed: bool,
+) -> DocumentInfo {
+    let format = Format::from_path(&file.path);
+    let meta = std::fs::metadata(&file.path).ok();
+    let status = match (entry, &meta) {
+        (Some(e), Some(m)) if e.size == m.len() && e.mtime == mtime_of(m) => "indexed",
+        // Touched or replaced by the same bytes: indexing finds it unchanged too.
+        (Some(e), Some(m)) if e.size == m.len() && same_content(&file.path, &e.content_hash) => "indexed",
+        (Some(_), _) => "changed",
+        (None, _) if failed => "failed",
+        (None, _) => "pending",
+    };
+    let pages = match (format, index) {
+        (Some(Format::Pdf), Some(index)) if entry.is_some() => {
+            index.chunks_of(&file.source).iter().filter_map(|c| c.pages.map(|p| p.1)).max()
+        }
+        _ => None,
+    };
+    DocumentInfo {
+        name: file.source.clone(),
+        title: entry.map(|e| e.title.clone()).unwrap_or_default(),
+        format: format.map_or("unknown", Format::name).to_string(),
+        doc_type: entry.map(|e| e.doc_type.to_string()),
+        size: meta.as_ref().map_or(entry.map_or(0, |e| e.size), |m| m.len()),
+        encoding: entry.map(|e| e.encoding.clone()),
+        pages,
+        chunks: entry.map_or(0, |e| e.chunks),
+        indexed_at: entry.and(indexed_at),
+        status,
+        errors,
+    }
+}
+
+/// A document the served index holds but the disk no longer has.
+fn deleted_document(source: &str, entry: &skillrag_store::FileEntry, indexed_at: Option<i64>) -> DocumentInfo {
+    DocumentInfo {
+        name: source.to_string(),
+        title: entry.title.clone(),
+        format: Format::from_path(Path::new(source)).map_or("unknown", Format::name).to_string(),
+        doc_type: Some(entry.doc_type.to_string()),
+        size: entry.size,
+        encoding: Some(entry.encoding.clone()),
+        pages: None,
+        chunks: entry.chunks,
+        indexed_at,
+        status: "deleted",
+        errors: Vec::new(),
+    }
+}
+
 impl Service {
     /// Every document of `skill`: the files its knowledge patterns list on disk, with what the
     /// served index holds of each and what the last re-index said about it.
@@ -152,53 +210,13 @@ impl Service {
             };
             let mut documents = Vec::new();
             for file in &listing.files {
-                let format = Format::from_path(&file.path);
-                let meta = std::fs::metadata(&file.path).ok();
                 let (errors, failed) = errors_of(&file.path);
                 let entry = manifest.get(&file.source);
-                let status = match (entry, &meta) {
-                    (Some(e), Some(m)) if e.size == m.len() && e.mtime == mtime_of(m) => "indexed",
-                    // Touched or replaced by the same bytes: indexing finds it unchanged too.
-                    (Some(e), Some(m)) if e.size == m.len() && same_content(&file.path, &e.content_hash) => "indexed",
-                    (Some(_), _) => "changed",
-                    (None, _) if failed => "failed",
-                    (None, _) => "pending",
-                };
-                let pages = match (format, &index) {
-                    (Some(Format::Pdf), Some(index)) if entry.is_some() => {
-                        index.chunks_of(&file.source).iter().filter_map(|c| c.pages.map(|p| p.1)).max()
-                    }
-                    _ => None,
-                };
-                documents.push(DocumentInfo {
-                    name: file.source.clone(),
-                    title: entry.map(|e| e.title.clone()).unwrap_or_default(),
-                    format: format.map_or("unknown", Format::name).to_string(),
-                    doc_type: entry.map(|e| e.doc_type.to_string()),
-                    size: meta.as_ref().map_or(entry.map_or(0, |e| e.size), |m| m.len()),
-                    encoding: entry.map(|e| e.encoding.clone()),
-                    pages,
-                    chunks: entry.map_or(0, |e| e.chunks),
-                    indexed_at: entry.and(indexed_at),
-                    status,
-                    errors,
-                });
+                documents.push(listed_document(file, entry, index.as_deref(), indexed_at, errors, failed));
             }
             for (source, entry) in &manifest {
                 if !listing.files.iter().any(|f| &f.source == source) {
-                    documents.push(DocumentInfo {
-                        name: source.clone(),
-                        title: entry.title.clone(),
-                        format: Format::from_path(Path::new(source)).map_or("unknown", Format::name).to_string(),
-                        doc_type: Some(entry.doc_type.to_string()),
-                        size: entry.size,
-                        encoding: Some(entry.encoding.clone()),
-                        pages: None,
-                        chunks: entry.chunks,
-                        indexed_at,
-                        status: "deleted",
-                        errors: Vec::new(),
-                    });
+                    documents.push(deleted_document(source, entry, indexed_at));
                 }
             }
             documents.sort_by(|a, b| a.name.cmp(&b.name));
@@ -222,7 +240,7 @@ impl Service {
         let live = self.live();
         // From the skill's patterns, in memory: no file is touched yet.
         let folder = upload_folder(&live.assistant.engine, &skill)?;
-        let limit = live.assistant.engine.project.config.index.load_options().max_file_bytes;
+        let limit = live.assistant.engine.settings().index.load.max_file_bytes;
         let mut checked = Vec::new();
         for file in files {
             let name = upload_name(&file.file_name)?;

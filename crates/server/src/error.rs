@@ -3,7 +3,8 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use skillrag_ask::AskError;
@@ -81,7 +82,9 @@ impl From<EngineError> for ApiError {
             EngineError::UnknownSkill { .. } => StatusCode::NOT_FOUND,
             EngineError::NotIndexed(_) | EngineError::UnknownSource { .. } => StatusCode::NOT_FOUND,
             EngineError::Busy(_) => StatusCode::CONFLICT,
-            EngineError::Invalid(_) => StatusCode::BAD_REQUEST,
+            EngineError::Settings(_) => StatusCode::BAD_REQUEST,
+            // A model server that does not answer may come back; a client may retry.
+            EngineError::ModelUnavailable(_) => return ApiError::unavailable(e.to_string(), 5),
             EngineError::Store(StoreError::ReadOnly(_) | StoreError::Locked(_)) => StatusCode::CONFLICT,
             EngineError::Store(StoreError::Unavailable(_)) => return ApiError::unavailable(e.to_string(), 5),
             _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -122,7 +125,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        crate::origin::require_json(req.headers())?;
+        require_json(req.headers())?;
         parse_json(&body_of(req, state).await?).map(Json)
     }
 }
@@ -140,7 +143,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJ
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJson(T::default()));
         }
-        crate::origin::require_json(&headers)?;
+        require_json(&headers)?;
         parse_json(&body).map(OptionalJson)
     }
 }
@@ -163,4 +166,47 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         let status = if e.is_data() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::BAD_REQUEST };
         ApiError::new(status, format!("invalid request body: {e}"))
     })
+}
+
+/// Whether the request declares a JSON body (`application/json`, parameters such as `charset`
+/// allowed). A cross-site page cannot send this type without a CORS preflight.
+pub fn declares_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// 415 unless the body is declared as JSON.
+pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    if declares_json(headers) {
+        return Ok(());
+    }
+    let given = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        format!("send the body as JSON with `Content-Type: application/json` (got `{given}`)"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_application_json_declares_json() {
+        let with = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(CONTENT_TYPE, HeaderValue::from_static(v));
+            h
+        };
+        assert!(declares_json(&with("application/json")));
+        assert!(declares_json(&with("Application/JSON; charset=utf-8")));
+        for v in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonx"] {
+            assert!(!declares_json(&with(v)), "{v}");
+        }
+        assert!(!declares_json(&HeaderMap::new()));
+        assert_eq!(require_json(&with("text/plain")).unwrap_err().status.as_u16(), 415);
+    }
 }

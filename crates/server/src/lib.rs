@@ -2,7 +2,10 @@
 //! citations, MCP (streamable HTTP here, stdio via [`mcp::serve_stdio`]) and the web page, all
 //! over one [`Service`] that owns the live assistant.
 
+#![warn(clippy::too_many_lines)]
+
 mod api;
+mod config;
 mod conversations;
 mod documents;
 mod error;
@@ -19,6 +22,7 @@ mod stream;
 mod token;
 mod web;
 
+pub use config::ServeConfig;
 pub use error::ApiError;
 pub use service::{Limits, Service};
 pub use token::WeakToken;

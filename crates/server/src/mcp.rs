@@ -267,16 +267,7 @@ impl SkillragMcp {
         match name {
             "list_skills" => {
                 let NoArguments {} = arguments(tool, args)?;
-                let skills = self.service.skills().await?;
-                let text = skills
-                    .iter()
-                    .map(|s| {
-                        let state = state_of(&s.index);
-                        format!("{} — {} ({} documents, {} chunks, {state})", s.skill, s.description, s.files, s.chunks)
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                Ok(ok(text, json!({"skills": skills})))
+                self.list_skills().await
             }
             "get_skill" => {
                 let SkillArguments { skill } = arguments(tool, args)?;
@@ -293,38 +284,7 @@ impl SkillragMcp {
             }
             "search_knowledge_base" => {
                 let SearchArguments { query, skill, k } = arguments(tool, args)?;
-                let k = k.map_or(5, |k| k.clamp(1, 50) as usize);
-                let skills = checked_skill(skill)?.into_iter().collect();
-                let q = SearchQuery {
-                    query,
-                    skills,
-                    k: Some(k),
-                    mode: Mode::Hybrid,
-                    filter: skillrag_store::Filter::none(),
-                    weights: None,
-                };
-                let (result, _) = self.service.search(q, None).await?;
-                let text = if result.hits.is_empty() {
-                    "No passages found.".to_string()
-                } else {
-                    result
-                        .hits
-                        .iter()
-                        .enumerate()
-                        .map(|(i, h)| {
-                            format!(
-                                "[{}] {} › {}{}\n{}",
-                                i + 1,
-                                skillrag_core::cited_path(&h.skill, &h.location()),
-                                h.heading,
-                                found_by(h),
-                                h.text
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n\n")
-                };
-                Ok(ok(text, serde_json::to_value(&result).unwrap_or(Value::Null)))
+                self.search_knowledge_base(query, skill, k).await
             }
             "ask" => {
                 let AskArguments { query, skill } = arguments(tool, args)?;
@@ -345,6 +305,59 @@ impl SkillragMcp {
             }
             other => Err(ApiError::not_found(format!("unknown tool `{other}`"))),
         }
+    }
+
+    async fn list_skills(&self) -> Result<CallToolResult, ApiError> {
+        let skills = self.service.skills().await?;
+        let text = skills
+            .iter()
+            .map(|s| {
+                let state = state_of(&s.index);
+                format!("{} — {} ({} documents, {} chunks, {state})", s.skill, s.description, s.files, s.chunks)
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(ok(text, json!({"skills": skills})))
+    }
+
+    async fn search_knowledge_base(
+        &self,
+        query: String,
+        skill: Option<String>,
+        k: Option<u64>,
+    ) -> Result<CallToolResult, ApiError> {
+        let k = k.map_or(5, |k| k.clamp(1, 50) as usize);
+        let skills = checked_skill(skill)?.into_iter().collect();
+        let q = SearchQuery {
+            query,
+            skills,
+            k: Some(k),
+            mode: Mode::Hybrid,
+            filter: skillrag_store::Filter::none(),
+            weights: None,
+        };
+        let (result, _) = self.service.search(q, None).await?;
+        let text = if result.hits.is_empty() {
+            "No passages found.".to_string()
+        } else {
+            result
+                .hits
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    format!(
+                        "[{}] {} › {}{}\n{}",
+                        i + 1,
+                        skillrag_core::cited_path(&h.skill, &h.location()),
+                        h.heading,
+                        found_by(h),
+                        h.text
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        Ok(ok(text, serde_json::to_value(&result).unwrap_or(Value::Null)))
     }
 }
 

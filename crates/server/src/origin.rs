@@ -1,12 +1,13 @@
 //! Which sites may reach the server through a browser: the `Host` allow-list (a DNS-rebinding
 //! page reaches loopback under its own name), the `Origin` check on state-changing requests (a
-//! cross-site page may send a "simple" POST without asking), and the JSON `Content-Type` that
-//! keeps such simple requests from being bodies the API accepts.
+//! cross-site page may send a "simple" POST without asking). The JSON `Content-Type` that keeps
+//! such simple requests from being bodies the API accepts is checked with the body, in
+//! [`crate::error::require_json`].
 
 use crate::error::ApiError;
 use crate::Shared;
 use axum::extract::{Request, State};
-use axum::http::header::{CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::header::{HOST, ORIGIN};
 use axum::http::uri::{Authority, Scheme};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::middleware::Next;
@@ -153,28 +154,6 @@ pub async fn check_origin(State(shared): State<Shared>, req: Request, next: Next
     .into_response()
 }
 
-/// Whether the request declares a JSON body (`application/json`, parameters such as `charset`
-/// allowed). A cross-site page cannot send this type without a CORS preflight.
-pub fn declares_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// 415 unless the body is declared as JSON.
-pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
-    if declares_json(headers) {
-        return Ok(());
-    }
-    let given = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
-    Err(ApiError::new(
-        axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        format!("send the body as JSON with `Content-Type: application/json` (got `{given}`)"),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,21 +221,5 @@ mod tests {
         // Behind a TLS proxy that keeps the Host header.
         assert!(origin_allowed("https://rag.example", &authority("rag.example"), &[]));
         assert!(!origin_allowed("https://rag.example:8443", &authority("rag.example"), &[]));
-    }
-
-    #[test]
-    fn only_application_json_declares_json() {
-        let with = |v: &'static str| {
-            let mut h = HeaderMap::new();
-            h.insert(CONTENT_TYPE, HeaderValue::from_static(v));
-            h
-        };
-        assert!(declares_json(&with("application/json")));
-        assert!(declares_json(&with("Application/JSON; charset=utf-8")));
-        for v in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonx"] {
-            assert!(!declares_json(&with(v)), "{v}");
-        }
-        assert!(!declares_json(&HeaderMap::new()));
-        assert_eq!(require_json(&with("text/plain")).unwrap_err().status.as_u16(), 415);
     }
 }

@@ -487,7 +487,7 @@ impl Service {
             engine.picture(&skill, &source).ok_or_else(not_picture)?;
             let listing = engine.project.knowledge_files(found);
             let file = listing.files.iter().find(|f| f.source == source).ok_or_else(not_picture)?;
-            let limit = engine.project.config.index.load_options().max_file_bytes;
+            let limit = engine.settings().index.load.max_file_bytes;
             let unreadable = |e: std::io::Error| match e.kind() {
                 std::io::ErrorKind::NotFound => not_picture(),
                 _ => ApiError::internal(format!("cannot read `{source}`: {e}")),

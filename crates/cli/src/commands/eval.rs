@@ -22,7 +22,7 @@ pub fn eval(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
 
     // The benchmark's skills with this project's settings (model, retrieval); state under this project.
     let env = environment();
-    let loaded = config::load(&cli.project, &env)?;
+    let loaded = config::load_with(&cli.project, &env, &super::config_sections())?;
     let mut settings = loaded.config;
     if let Some(model) = &cli.embed_model {
         settings.embed.model = model.clone();

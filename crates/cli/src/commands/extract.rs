@@ -65,7 +65,8 @@ pub fn extract(cli: &Cli, args: &ExtractArgs) -> Result<ExitCode> {
 /// In a project: its limits, OCR settings and cache, and the languages of the skill the file
 /// belongs to. Elsewhere: the default limits, and OCR in `--ocr-languages` or Chinese and English.
 fn ocr_choice(cli: &Cli, args: &ExtractArgs) -> Result<(LoadOptions, OcrChoice)> {
-    let project = skillrag_engine::Project::open(&cli.project, &super::environment()).ok();
+    let project =
+        skillrag_engine::Project::open_with(&cli.project, &super::environment(), &super::config_sections()).ok();
     let options = project.as_ref().map_or_else(LoadOptions::default, |p| p.config.index.load_options());
     if let Some(engine) = project.and_then(|p| skillrag_engine::Engine::open(p).ok()) {
         let file = std::fs::canonicalize(&args.file).unwrap_or_else(|_| args.file.clone());

@@ -49,9 +49,14 @@ pub fn environment() -> BTreeMap<String, String> {
     std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
 }
 
+/// The sections of `skillrag.toml` that the layers above the engine own, loaded with the rest.
+pub fn config_sections() -> [skillrag_engine::config::Section; 1] {
+    [skillrag_server::ServeConfig::section()]
+}
+
 /// Opens the project in `-C DIR`, with global flags applied over the configuration.
 pub fn open_project(cli: &Cli) -> Result<Project> {
-    let mut project = Project::open(&cli.project, &environment())?;
+    let mut project = Project::open_with(&cli.project, &environment(), &config_sections())?;
     if let Some(model) = &cli.embed_model {
         project.config.embed.model = model.clone();
     }

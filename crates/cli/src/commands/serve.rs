@@ -5,7 +5,7 @@ use crate::cli::{Cli, GapsArgs, ServeArgs};
 use crate::output::Table;
 use anyhow::{Context, Result};
 use skillrag_ask::GapCause;
-use skillrag_server::{Limits, ServeOptions, Service};
+use skillrag_server::{Limits, ServeConfig, ServeOptions, Service};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// Opens the project's service (loads the model, fits the router when needed).
 fn open_service(project: skillrag_engine::Project, args: Option<&ServeArgs>) -> Result<Arc<Service>> {
-    let c = &project.config.serve;
+    let c = ServeConfig::from_config(&project.config).context("[serve]")?;
     let mut limits = Limits::default();
     if c.workers > 0 {
         limits.workers = c.workers;
@@ -52,7 +52,7 @@ fn report_startup(engine: &skillrag_engine::Engine) {
 
 pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
     let project = open_project(cli)?;
-    let c = &project.config.serve;
+    let c = ServeConfig::from_config(&project.config).context("[serve]")?;
     let addr = args.addr.as_deref().unwrap_or(&c.addr);
     let mut addr: std::net::SocketAddr =
         addr.parse().with_context(|| format!("--addr {addr}: expected HOST:PORT such as 127.0.0.1:8080"))?;
