@@ -10,9 +10,9 @@ use crate::route::{Dispatcher, Probe, Probed};
 use crate::settings::AskSettings;
 use crate::AskError;
 use serde::{Deserialize, Serialize};
+use skillrag_core::Filter;
 use skillrag_engine::{Engine, SearchOptions};
 use skillrag_skill::Skill;
-use skillrag_store::Filter;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 

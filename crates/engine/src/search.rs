@@ -3,10 +3,9 @@
 
 use crate::{Engine, EngineError};
 use serde::Serialize;
-use skillrag_core::Hit;
+use skillrag_core::{Filter, Hit, Mode, Query};
 use skillrag_embed::EmbedKind;
-use skillrag_store::hybrid::{self, Mode, Params, Query};
-use skillrag_store::Filter;
+use skillrag_store::hybrid::{self, Params};
 use std::time::Instant;
 
 #[derive(Debug, Clone)]

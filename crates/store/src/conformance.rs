@@ -2,7 +2,7 @@
 //! embedded one always and PostgreSQL when `SKILLRAG_TEST_POSTGRES` names a server
 //! (`scripts/test` starts one).
 
-use crate::{FileEntry, Filter, IndexMeta, Manifest, NewChunk, SkillIndex, Store, StoreError};
+use crate::{FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex, Store, StoreError};
 
 /// One `#[test]` per conformance test. `$open` makes a fresh store for a test name and returns
 /// it with whatever must live as long as it (a temp folder, a database schema), or `None` to
@@ -32,7 +32,7 @@ macro_rules! conformance_tests {
     )*};
 }
 pub(crate) use conformance_tests;
-use skillrag_core::{Chunk, DocType, Tier};
+use skillrag_core::{Chunk, DocType, Filter, Tier};
 
 pub fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {
     Chunk {

@@ -5,30 +5,10 @@
 //! most of a question (or of the skill's passages) as `[UNK]` ranks by noise, and fusing noise
 //! drags good BM25 hits down. Such a blind dense signal is dropped and the reason reported.
 
-use crate::{Filter, Scored, SkillIndex, StoreError};
-use skillrag_core::{Chunk, ChunkId, Hit, HitRanks, HitScores};
+use crate::{SkillIndex, StoreError};
+use skillrag_core::{Chunk, ChunkId, Filter, Hit, HitRanks, HitScores, Mode, Query, Scored};
 use std::collections::HashMap;
 use std::hash::Hash;
-
-/// Which lists take part (the benchmark compares all three).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    #[default]
-    Hybrid,
-    Lexical,
-    Dense,
-}
-
-impl Mode {
-    pub fn parse(s: &str) -> Option<Mode> {
-        match s {
-            "hybrid" => Some(Mode::Hybrid),
-            "bm25" | "lexical" => Some(Mode::Lexical),
-            "dense" => Some(Mode::Dense),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Params {
@@ -60,16 +40,6 @@ impl Default for Params {
             mode: Mode::Hybrid,
         }
     }
-}
-
-/// A question prepared for retrieval: analyzed terms and, when a model is configured, its vector.
-#[derive(Debug, Clone, Default)]
-pub struct Query {
-    pub terms: Vec<String>,
-    /// The question's embedding; `None` without a model, or when it was not worth computing.
-    pub vector: Option<Vec<f32>>,
-    /// Share of the question the embedding model can see (`None` without a model).
-    pub visibility: Option<f32>,
 }
 
 /// Hits plus what happened to each signal.

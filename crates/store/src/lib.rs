@@ -16,18 +16,16 @@ mod checksum;
 mod conformance;
 mod dense;
 mod embedded;
-mod filter;
 pub mod hybrid;
 mod manifest;
 mod postgres;
 
 pub use cache::{CacheCheck, EmbeddingCache};
 pub use embedded::EmbeddedStore;
-pub use filter::{Filter, FilterError};
 pub use manifest::{FileEntry, IndexMeta, Manifest, FORMAT_VERSION};
 pub use postgres::{is_postgres_url, redact, PgSkillIndex, PoolOptions, PostgresStore, SCHEMA_VERSION};
 
-use skillrag_core::{Chunk, ChunkId};
+use skillrag_core::{Chunk, ChunkId, Filter, Scored};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -100,13 +98,6 @@ pub struct Check {
     pub bytes: u64,
     /// False for a generation written before checksums existed (only tantivy's own were checked).
     pub checksummed: bool,
-}
-
-/// A chunk id with a score from one retrieval list, best first.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scored {
-    pub id: ChunkId,
-    pub score: f32,
 }
 
 /// Persists skills' knowledge bases.

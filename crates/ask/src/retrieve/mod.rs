@@ -14,10 +14,9 @@ use crate::evidence::TermStats;
 use crate::route::{search_skill, Probe, Question, Routed, RouterModel};
 use crate::settings::AskSettings;
 use crate::AskError;
-use skillrag_core::{Hit, Language};
+use skillrag_core::{Hit, Language, Query};
 use skillrag_engine::Engine;
 use skillrag_skill::Skill;
-use skillrag_store::hybrid::Query;
 
 /// One routed skill and the question, as every retrieval step needs them.
 #[derive(Clone, Copy)]

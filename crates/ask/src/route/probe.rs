@@ -4,9 +4,8 @@
 
 use super::Dispatcher;
 use crate::evidence::{coverage, NamedIndex, TermStats};
-use skillrag_core::{Hit, Language};
+use skillrag_core::{Hit, Language, Mode, Query};
 use skillrag_engine::{Engine, EngineError, SearchOptions};
-use skillrag_store::hybrid::{Mode, Query};
 use std::collections::{HashMap, HashSet};
 
 /// A question as the dispatcher sees it.

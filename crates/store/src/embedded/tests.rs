@@ -1,7 +1,6 @@
 use super::*;
 use crate::conformance;
-use crate::Filter;
-use skillrag_core::DocType;
+use skillrag_core::{DocType, Filter};
 
 conformance::conformance_tests!(|_name: &str| {
     let tmp = tempfile::tempdir().unwrap();
