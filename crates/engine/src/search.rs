@@ -1,11 +1,11 @@
 //! Retrieval inside one or more skills: hybrid BM25 + dense search with RRF fusion, then —
 //! when `[rerank]` configures a reranker — a cross-encoder rescoring of the best fused hits.
 
+use crate::fusion::{self, Params};
 use crate::{Engine, EngineError};
 use serde::Serialize;
 use skillrag_core::{Filter, Hit, Mode, Query};
 use skillrag_embed::EmbedKind;
-use skillrag_store::hybrid::{self, Params};
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -208,7 +208,7 @@ impl Engine {
                 ));
                 skill_query.vector = None;
             }
-            let retrieval = hybrid::search(index.as_ref(), &skill_query, &params, &options.filter)?;
+            let retrieval = fusion::search(index.as_ref(), &skill_query, &params, &options.filter)?;
             report.bm25_used = retrieval.bm25_used;
             report.dense_used = retrieval.dense_used;
             report.dense_skipped = retrieval.dense_skipped;

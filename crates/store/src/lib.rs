@@ -1,10 +1,10 @@
-//! The store stage of the index path and the retrieval half of the ask path.
+//! The store stage of the index path: storage only, read by the retrieval half of the ask path.
 //!
 //! [`Store`] keeps one knowledge base per skill: chunks with their metadata, a BM25 index
 //! and dense vectors. A store publishes whole *generations*: a writer builds the next one
 //! beside the current and switches atomically, so a reader never sees a half-written index
-//! and a crash leaves the last good generation serving. [`hybrid`] runs BM25 and dense
-//! retrieval against any store and fuses them with Reciprocal Rank Fusion.
+//! and a crash leaves the last good generation serving. Fusing the lists a store returns is
+//! the engine's work (`skillrag_engine`'s fusion), not the store's.
 //!
 //! [`EmbeddedStore`] is the default: tantivy for BM25 (with the project analyzer) and a flat
 //! vector file scanned exactly, one folder per skill. [`PostgresStore`] keeps the same
@@ -16,7 +16,6 @@ mod checksum;
 mod conformance;
 mod dense;
 mod embedded;
-pub mod hybrid;
 mod manifest;
 mod postgres;
 

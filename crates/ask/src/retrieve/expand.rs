@@ -7,8 +7,8 @@ use crate::assist::Assist;
 use crate::route::Probe;
 use crate::settings::LlmSteps;
 use skillrag_core::{Hit, Language, Mode};
+use skillrag_engine::reciprocal_rank_fusion;
 use skillrag_engine::{EngineError, SearchOptions};
-use skillrag_store::hybrid::reciprocal_rank_fusion;
 use std::collections::HashMap;
 
 /// Multi-query and HyDE retrieval: the question's probe `base` fused (RRF) with the results of

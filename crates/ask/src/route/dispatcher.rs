@@ -7,9 +7,9 @@ use super::profile::SkillProfile;
 use super::selection::specificity;
 use crate::contract::{Candidate, Decision, Route};
 use crate::evidence::{coverage, TermStats};
+use skillrag_engine::reciprocal_rank_fusion;
 use skillrag_engine::{Engine, EngineError};
 use skillrag_skill::Skill;
-use skillrag_store::hybrid::reciprocal_rank_fusion;
 use skillrag_store::EmbeddingCache;
 use std::collections::{HashMap, HashSet};
 
