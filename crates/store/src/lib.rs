@@ -12,8 +12,8 @@
 
 mod cache;
 mod checksum;
-#[cfg(test)]
-mod conformance;
+#[cfg(any(test, feature = "testkit"))]
+pub mod conformance;
 mod dense;
 mod embedded;
 mod manifest;

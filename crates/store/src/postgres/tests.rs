@@ -61,11 +61,11 @@ impl Drop for Scratch {
     }
 }
 
-conformance::conformance_tests!(|name: &str| {
+crate::conformance_tests!(|name: &str| {
     let scratch = Scratch::new(name)?;
     let store: Box<dyn Store> = Box::new(scratch.store());
     Some((scratch, store))
-});
+}, phrases: false);
 
 /// A skill's index on PostgreSQL and in the embedded store.
 type Pair = (Arc<dyn SkillIndex>, Arc<dyn SkillIndex>);
