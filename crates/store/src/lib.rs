@@ -36,8 +36,10 @@ pub enum StoreError {
     Io { path: String, cause: std::io::Error },
     #[error("index of skill `{skill}` is corrupt ({detail}); run `skillrag index --skill {skill} --rebuild`")]
     Corrupt { skill: String, detail: String },
-    #[error("search engine: {0}")]
-    Tantivy(tantivy::TantivyError),
+    /// The search library's message; whether it was the device running out of space is read
+    /// here, at the crate edge, so the library's error type stays inside this crate.
+    #[error("search engine: {message}")]
+    Search { message: String, disk_full: bool },
     #[error("another `skillrag index` is writing the index of skill `{0}`; wait for it to finish")]
     Locked(String),
     #[error("vector of dimension {got} does not match the index ({expected})")]
@@ -58,8 +60,23 @@ pub enum StoreError {
 
 impl From<tantivy::TantivyError> for StoreError {
     fn from(e: tantivy::TantivyError) -> Self {
-        StoreError::Tantivy(e)
+        // tantivy wraps the I/O error in its own types, behind an `Arc` and not as a `source`.
+        let disk_full = match &e {
+            tantivy::TantivyError::IoError(io) => is_full(io),
+            tantivy::TantivyError::OpenWriteError(tantivy::directory::error::OpenWriteError::IoError {
+                io_error,
+                ..
+            }) => is_full(io_error),
+            _ => false,
+        };
+        StoreError::Search { message: e.to_string(), disk_full }
     }
+}
+
+/// Whether an I/O error is the device running out of space.
+fn is_full(e: &std::io::Error) -> bool {
+    const ENOSPC: i32 = 28; // the same on Linux and macOS
+    e.kind() == std::io::ErrorKind::StorageFull || e.raw_os_error() == Some(ENOSPC)
 }
 
 impl StoreError {
@@ -69,19 +86,9 @@ impl StoreError {
 
     /// Whether this is the device running out of space, which the user fixes by freeing some.
     pub fn is_disk_full(&self) -> bool {
-        const ENOSPC: i32 = 28; // the same on Linux and macOS
-        let full = |e: &std::io::Error| e.kind() == std::io::ErrorKind::StorageFull || e.raw_os_error() == Some(ENOSPC);
         match self {
-            StoreError::Io { cause, .. } => full(cause),
-            // tantivy wraps the I/O error in its own types, behind an `Arc` and not as a `source`.
-            StoreError::Tantivy(e) => match e {
-                tantivy::TantivyError::IoError(io) => full(io),
-                tantivy::TantivyError::OpenWriteError(tantivy::directory::error::OpenWriteError::IoError {
-                    io_error,
-                    ..
-                }) => full(io_error),
-                _ => false,
-            },
+            StoreError::Io { cause, .. } => is_full(cause),
+            StoreError::Search { disk_full, .. } => *disk_full,
             _ => false,
         }
     }
