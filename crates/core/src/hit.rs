@@ -1,4 +1,4 @@
-use crate::{ChunkId, DocType, Tier};
+use crate::{Chunk, ChunkId, DocType, Tier};
 use serde::{Deserialize, Serialize};
 
 /// Scores of one hit in each retrieval list (docs/design.md §1, §6). A list the hit did not
@@ -49,6 +49,26 @@ pub struct Hit {
 }
 
 impl Hit {
+    /// A chunk as a hit with the given scores.
+    pub fn from_chunk(chunk: Chunk, scores: HitScores, ranks: HitRanks) -> Hit {
+        Hit {
+            heading: chunk.heading_line(),
+            skill: chunk.skill,
+            source: chunk.source,
+            ordinal: chunk.ordinal,
+            text: chunk.text,
+            scores,
+            ranks,
+            chunk_id: chunk.id,
+            title: chunk.title,
+            span: chunk.span,
+            doc_type: chunk.doc_type,
+            tier: chunk.tier,
+            pages: chunk.pages,
+            summary: chunk.summary,
+        }
+    }
+
     /// Where the hit can be found, as cited: `manual.pdf p. 12`, or just the source.
     pub fn location(&self) -> String {
         crate::chunk::cited_location(&self.source, self.pages)

@@ -7,8 +7,10 @@ mod chunk;
 mod diagnostic;
 mod hit;
 mod lang;
+mod query;
 
 pub use chunk::{cited_location, cited_path, Chunk, ChunkId, DocType, Tier};
 pub use diagnostic::{Diagnostic, Severity};
 pub use hit::{Hit, HitRanks, HitScores};
 pub use lang::{is_cjk, is_traditional, simplified, Language};
+pub use query::{Filter, FilterError, Mode, Query, Scored};

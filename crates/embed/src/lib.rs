@@ -50,8 +50,9 @@ pub enum EmbedError {
     Folder(#[from] model_folder::ModelFolderError),
     #[error("tokenizer: {0}")]
     Tokenizer(String),
+    /// The inference backend's message (the backend's own error type stays inside this crate).
     #[error("model inference: {0}")]
-    Inference(#[from] candle_core::Error),
+    Inference(String),
     #[error("{0}")]
     Backend(String),
     #[error("embeddings API: {0}")]
@@ -60,6 +61,12 @@ pub enum EmbedError {
     Remote(skillrag_http::HttpError),
     #[error("embeddings API {url}: {message}")]
     Response { url: String, message: String },
+}
+
+impl From<candle_core::Error> for EmbedError {
+    fn from(e: candle_core::Error) -> Self {
+        EmbedError::Inference(e.to_string())
+    }
 }
 
 /// Turns texts into vectors. Implementations batch internally and are safe to share.

@@ -11,8 +11,8 @@
 //! `SKILLRAG_*` settings in the environment apply (e.g. `SKILLRAG_INDEX_PRESET=general`).
 
 use serde::Deserialize;
+use skillrag_core::Mode;
 use skillrag_engine::{Engine, IndexOptions, Project, SearchOptions, SilentProgress};
-use skillrag_store::hybrid::Mode;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;

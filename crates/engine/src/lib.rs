@@ -8,6 +8,7 @@ mod chunking;
 pub mod config;
 mod doctor;
 mod error;
+mod fusion;
 mod index;
 mod migrate;
 mod ocr;
@@ -20,6 +21,7 @@ pub use backends::{open_generator, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VA
 pub use config::Config;
 pub use doctor::{CacheFileReport, DoctorReport, SetAside, SkillHealth};
 pub use error::EngineError;
+pub use fusion::reciprocal_rank_fusion;
 pub use index::{IndexOptions, IndexReport, Progress, SilentProgress, SkillReport};
 pub use migrate::MigratedSkill;
 pub use search::{RerankReport, SearchOptions, SearchResult, SkillSearch, Timings};

@@ -1,12 +1,11 @@
 //! Retrieval inside one or more skills: hybrid BM25 + dense search with RRF fusion, then —
 //! when `[rerank]` configures a reranker — a cross-encoder rescoring of the best fused hits.
 
+use crate::fusion::{self, Params};
 use crate::{Engine, EngineError};
 use serde::Serialize;
-use skillrag_core::Hit;
+use skillrag_core::{Filter, Hit, Mode, Query};
 use skillrag_embed::EmbedKind;
-use skillrag_store::hybrid::{self, Mode, Params, Query};
-use skillrag_store::Filter;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -254,7 +253,7 @@ impl Engine {
             ));
             skill_query.vector = None;
         }
-        let retrieval = hybrid::search(index.as_ref(), &skill_query, &params, &options.filter)?;
+        let retrieval = fusion::search(index.as_ref(), &skill_query, &params, &options.filter)?;
         report.bm25_used = retrieval.bm25_used;
         report.dense_used = retrieval.dense_used;
         report.dense_skipped = retrieval.dense_skipped;

@@ -150,7 +150,7 @@ fn passages_the_model_cannot_see_are_stored_without_a_vector() {
     assert_eq!(e.skill_status(&e.skills()[0]).unwrap().vectorless, 1);
     // Found by BM25; the dense list holds only what has a vector.
     assert_eq!(top_source(&e, "good", "书面劳动合同").as_deref(), Some("knowledge/law.md"));
-    let dense = SearchOptions { mode: skillrag_store::hybrid::Mode::Dense, ..Default::default() };
+    let dense = SearchOptions { mode: skillrag_core::Mode::Dense, ..Default::default() };
     let hits = e.search("劳动合同", &dense).unwrap().hits;
     assert!(hits.iter().all(|h| h.source == "knowledge/faq.md"), "{hits:?}");
     // Nothing changed: nothing is asked of the model again (the searches embedded their queries).
@@ -186,7 +186,7 @@ fn incremental_runs_touch_only_what_changed() {
     let hits = e.search("pin", &SearchOptions::default()).unwrap().hits;
     assert_eq!(hits[0].source, "knowledge/faq.md");
     // Dense retrieval always returns its nearest chunks, so check the old words with BM25 alone.
-    let bm25 = SearchOptions { mode: skillrag_store::hybrid::Mode::Lexical, ..Default::default() };
+    let bm25 = SearchOptions { mode: skillrag_core::Mode::Lexical, ..Default::default() };
     assert!(e.search("power button", &bm25).unwrap().hits.is_empty(), "old text is gone");
 
     // Changing it back is served from the embedding cache.

@@ -3,8 +3,8 @@
 use crate::decode::{decode, is_all_zero, normalize, DecodeError, DecodeWarning};
 use crate::formats::{self, ExtractError, ExtractLimits, Extracted, FaqFormat, PictureReader, Pictures, QaPair};
 use crate::pictures;
+use crate::read::{ImageSize, LoadError, OcrChoice, OcrPage, Read};
 use skillrag_core::Diagnostic;
-use skillrag_ocr::{Ocr, OcrError};
 use std::path::{Path, PathBuf};
 
 /// The formats this loader reads.
@@ -90,85 +90,6 @@ pub struct Document {
     pub ocr: Vec<OcrPage>,
     /// A picture's size in pixels.
     pub image: Option<ImageSize>,
-}
-
-/// A page whose text came from OCR.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OcrPage {
-    /// The page, from 1; `None` for a picture.
-    pub page: Option<u32>,
-    /// The OCR engine's confidence, 0 to 1.
-    pub confidence: f32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImageSize {
-    pub width: usize,
-    pub height: usize,
-}
-
-/// Whether text that exists only as pixels (a scan, a picture) can be read, and by what.
-#[derive(Debug, Clone)]
-pub enum OcrChoice {
-    Ready(Ocr),
-    /// Why not: the message a scan is reported with.
-    Unavailable(String),
-}
-
-impl OcrChoice {
-    pub fn unavailable(error: &OcrError) -> OcrChoice {
-        OcrChoice::Unavailable(error.to_string())
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot read: {0}")]
-    Io(#[from] std::io::Error),
-    // Not `#[from]`/`#[source]`: the message already carries the cause, which error chains
-    // (`{:#}`) would otherwise print twice.
-    #[error("{0}; skipped")]
-    Decode(DecodeError),
-    #[error("file is {size_mb:.1} MB, above the {limit_mb} MB limit; skipped (raise `index.max_file_mb` to index it)")]
-    TooLarge { size_mb: f64, limit_mb: u64 },
-    #[error("{kind}, not a regular file; skipped")]
-    NotRegular { kind: &'static str },
-    #[error("unsupported file type `.{0}`; skipped")]
-    Unsupported(String),
-    #[error("{0}; skipped")]
-    Extract(ExtractError),
-    #[error("{what}; OCR is not available: {why}; skipped")]
-    NeedsOcr { what: String, why: String },
-    #[error("OCR failed: {0}; skipped")]
-    Ocr(OcrError),
-    #[error("no text found in the picture and no caption beside it (a `.md` file with the same name, or alt text in one); skipped")]
-    NoTextInPicture,
-}
-
-impl From<DecodeError> for LoadError {
-    fn from(e: DecodeError) -> Self {
-        LoadError::Decode(e)
-    }
-}
-
-impl From<ExtractError> for LoadError {
-    fn from(e: ExtractError) -> Self {
-        LoadError::Extract(e)
-    }
-}
-
-impl LoadError {
-    /// The line of the file the problem is on, when it has one (a ragged CSV row).
-    pub fn line(&self) -> Option<usize> {
-        match self {
-            LoadError::Extract(
-                ExtractError::RaggedRow { line, .. }
-                | ExtractError::Malformed { line, .. }
-                | ExtractError::TooDeep { line, .. },
-            ) => Some(*line).filter(|&l| l > 0),
-            _ => None,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -346,13 +267,6 @@ impl PictureReader for OcrPictures<'_> {
     }
 }
 
-/// What OCR contributed to a document.
-#[derive(Debug, Default)]
-pub(crate) struct Read {
-    pub(crate) pages: Vec<OcrPage>,
-    pub(crate) image: Option<ImageSize>,
-}
-
 /// A PDF's text layer, with the pages that have none read by OCR and put in their place. A
 /// page OCR cannot read is a warning naming it; the file fails only when no page yields text.
 fn pdf(
@@ -494,6 +408,7 @@ fn text_title(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use skillrag_ocr::{Ocr, OcrError};
 
     #[test]
     fn the_listed_extensions_are_the_ones_read() {

@@ -7,13 +7,13 @@ mod decode;
 mod document;
 pub mod formats;
 mod pictures;
+mod read;
 mod walk;
 
 pub use confine::{Confinement, Escape};
 pub use decode::{decode, DecodeError, DecodeWarning, Decoded};
-pub use document::{
-    load_document, load_document_with_warnings, Document, Format, ImageSize, LoadError, LoadOptions, OcrChoice, OcrPage,
-};
+pub use document::{load_document, load_document_with_warnings, Document, Format, LoadOptions};
+pub use read::{ImageSize, LoadError, OcrChoice, OcrPage};
 pub use skillrag_ocr as ocr;
 pub use walk::{list_knowledge_files, list_knowledge_files_in, project_folder, KnowledgeFile, Listing};
 

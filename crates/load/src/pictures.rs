@@ -4,8 +4,8 @@
 //! `<img src="notice.png" alt="caption">`), else the first heading of the Markdown file with
 //! the same name (`notice.md`), else the file name.
 
-use crate::document::{ImageSize, LoadError, OcrChoice, OcrPage, Read};
 use crate::formats::Extracted;
+use crate::read::{ImageSize, LoadError, OcrChoice, OcrPage, Read};
 use std::path::Path;
 
 /// Files beside a picture read for its caption: only small ones, and not too many.

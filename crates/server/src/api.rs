@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 use skillrag_ask::{AskOptions, ContextOptions};
-use skillrag_store::hybrid::Mode;
+use skillrag_core::Mode;
 use std::convert::Infallible;
 
 #[derive(Deserialize)]
@@ -121,7 +121,7 @@ pub async fn search(State(shared): State<Shared>, Json(req): Json<SearchRequest>
         None => Mode::Hybrid,
         Some(m) => Mode::parse(m).ok_or_else(|| invalid(format!("unknown mode `{m}` (hybrid, bm25 or dense)")))?,
     };
-    let mut filter = skillrag_store::Filter::none();
+    let mut filter = skillrag_core::Filter::none();
     if let Some(glob) = req.source.as_deref().filter(|g| !g.trim().is_empty()) {
         filter = filter.with_source_glob(glob).map_err(|e| invalid(e.to_string()))?;
     }

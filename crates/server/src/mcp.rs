@@ -21,9 +21,8 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use skillrag_ask::{AskOptions, ContextOptions};
-use skillrag_core::Hit;
+use skillrag_core::{Hit, Mode};
 use skillrag_engine::{Freshness, SkillCard};
-use skillrag_store::hybrid::Mode;
 use std::sync::{Arc, LazyLock};
 
 mod catalog;
@@ -333,7 +332,7 @@ impl SkillragMcp {
             skills,
             k: Some(k),
             mode: Mode::Hybrid,
-            filter: skillrag_store::Filter::none(),
+            filter: skillrag_core::Filter::none(),
             weights: None,
         };
         let (result, _) = self.service.search(q, None).await?;

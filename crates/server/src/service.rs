@@ -11,11 +11,11 @@ use skillrag_ask::{
     Answer, AskOptions, Assistant, ContextOptions, ConversationStore, FeedbackLog, FeedbackRecord, Gap, HistoryError,
     Judgement, Rating, Route, TaskContext,
 };
+use skillrag_core::Mode;
 use skillrag_engine::{
     Engine, IndexOptions, IndexReport, Project, SearchOptions, SearchResult, SilentProgress, SkillCard, SkillStatus,
     SourceInfo,
 };
-use skillrag_store::hybrid::Mode;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -92,7 +92,7 @@ pub struct SearchQuery {
     pub skills: Vec<String>,
     pub k: Option<usize>,
     pub mode: Mode,
-    pub filter: skillrag_store::Filter,
+    pub filter: skillrag_core::Filter,
     pub weights: Option<(f32, f32)>,
 }
 

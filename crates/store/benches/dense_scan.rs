@@ -2,8 +2,8 @@
 //! through the public `SkillIndex::dense` path (random unit vectors; the scan does not care).
 //!   cargo bench -p skillrag-store --bench dense_scan
 
-use skillrag_core::{Chunk, DocType, Tier};
-use skillrag_store::{EmbeddedStore, Filter, IndexMeta, Manifest, NewChunk, Store};
+use skillrag_core::{Chunk, DocType, Filter, Tier};
+use skillrag_store::{EmbeddedStore, IndexMeta, Manifest, NewChunk, Store};
 use std::time::Instant;
 
 fn random_unit(seed: &mut u64, dim: usize) -> Vec<f32> {

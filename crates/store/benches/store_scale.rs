@@ -13,10 +13,8 @@
 //! Queries are 3 words of a random chunk and that chunk's vector plus noise. Results are printed
 //! as Markdown rows (`bench/postgres.sh` collects them into bench/results/postgres.md).
 
-use skillrag_core::{Chunk, DocType, Tier};
-use skillrag_store::{
-    EmbeddedStore, FileEntry, Filter, IndexMeta, Manifest, NewChunk, PoolOptions, PostgresStore, Store,
-};
+use skillrag_core::{Chunk, DocType, Filter, Tier};
+use skillrag_store::{EmbeddedStore, FileEntry, IndexMeta, Manifest, NewChunk, PoolOptions, PostgresStore, Store};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 

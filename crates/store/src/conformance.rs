@@ -1,15 +1,18 @@
 //! The store conformance suite: every test runs against each `Store` implementation, the
 //! embedded one always and PostgreSQL when `SKILLRAG_TEST_POSTGRES` names a server
-//! (`scripts/test` starts one).
+//! (`scripts/test` starts one). Public behind the `testkit` feature, so that a store written
+//! elsewhere runs the same suite: `skillrag_store::conformance_tests!(open, phrases: true)`.
 
-use crate::{FileEntry, Filter, IndexMeta, Manifest, NewChunk, SkillIndex, Store, StoreError};
+use crate::{FileEntry, IndexMeta, Manifest, NewChunk, SkillIndex, Store, StoreError};
 
 /// One `#[test]` per conformance test. `$open` makes a fresh store for a test name and returns
 /// it with whatever must live as long as it (a temp folder, a database schema), or `None` to
-/// skip (no server to test against).
+/// skip (no server to test against). `phrases` says whether the store keeps term positions
+/// and so counts [`SkillIndex::phrase_doc_freqs`].
+#[macro_export]
 macro_rules! conformance_tests {
-    ($open:expr) => {
-        $crate::conformance::conformance_tests!(
+    ($open:expr, phrases: $phrases:expr) => {
+        $crate::conformance_tests!(
             @each $open;
             writes_and_searches_a_generation,
             filters_apply_to_both_lists,
@@ -21,7 +24,13 @@ macro_rules! conformance_tests {
             import_keeps_ids,
             remove_forgets_a_skill,
             reimport_replaces_the_generation,
+            doc_freqs_count_chunks,
         );
+        #[test]
+        fn phrase_doc_freqs_count_neighbours() {
+            let Some((_alive, store)) = ($open)("phrase_doc_freqs_count_neighbours") else { return };
+            $crate::conformance::phrase_doc_freqs_count_neighbours(store.as_ref(), $phrases);
+        }
     };
     (@each $open:expr; $($name:ident),* $(,)?) => {$(
         #[test]
@@ -31,8 +40,7 @@ macro_rules! conformance_tests {
         }
     )*};
 }
-pub(crate) use conformance_tests;
-use skillrag_core::{Chunk, DocType, Tier};
+use skillrag_core::{Chunk, DocType, Filter, Tier};
 
 pub fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {
     Chunk {
@@ -274,4 +282,68 @@ pub fn reimport_replaces_the_generation(store: &dyn Store) {
     assert_eq!(index.chunk(3).unwrap().text, "second copy");
     assert_eq!(sources(index.as_ref(), "second"), vec!["a.md"]);
     assert!(sources(index.as_ref(), "first").is_empty());
+}
+
+/// The one analyzed term of `word`.
+fn term(word: &str) -> String {
+    let analyzed = terms(word);
+    assert_eq!(analyzed.len(), 1, "`{word}` analyzes to one term: {analyzed:?}");
+    analyzed[0].clone()
+}
+
+/// Three chunks in which alpha, beta and gamma occur in known numbers and orders.
+fn counted_generation(store: &dyn Store) {
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    w.add(vec![
+        new("a.md", 0, "alpha beta", [1.0, 0.0]),
+        new("b.md", 0, "alpha gamma", [0.0, 1.0]),
+        new("c.md", 0, "beta alpha", [0.6, 0.8]),
+    ])
+    .unwrap();
+    w.commit(manifest(&[("a.md", DocType::General), ("b.md", DocType::General), ("c.md", DocType::General)])).unwrap();
+}
+
+/// Routing weighs terms by the number of chunks holding them, in the order asked, unknown
+/// terms counting 0. After a generation that drops a chunk, the embedded store (tantivy
+/// counts deleted documents until a merge) may still count it, the PostgreSQL store does not:
+/// the count lies between the live chunks and the earlier count.
+pub fn doc_freqs_count_chunks(store: &dyn Store) {
+    counted_generation(store);
+    let index = store.open("s").unwrap().unwrap();
+    let asked = [term("alpha"), term("beta"), term("gamma"), term("delta"), term("alpha")];
+    assert_eq!(index.doc_freqs(&asked).unwrap(), vec![3, 2, 1, 0, 3]);
+    assert!(index.doc_freqs(&[]).unwrap().is_empty());
+
+    let mut w = store.begin("s", meta(Some("m@1"))).unwrap();
+    w.keep("a.md").unwrap();
+    w.keep("b.md").unwrap();
+    w.commit(manifest(&[("a.md", DocType::General), ("b.md", DocType::General)])).unwrap();
+    let index = store.open("s").unwrap().unwrap();
+    let after = index.doc_freqs(&asked).unwrap();
+    for ((n, live), before) in after.iter().zip([2, 1, 1, 0, 2]).zip([3, 2, 1, 0, 3]) {
+        assert!((live..=before).contains(n), "{after:?}");
+    }
+}
+
+/// Routing reads how many chunks hold two terms side by side, in that order. A store that
+/// keeps term positions must count them (`phrases`); one that keeps none says so with `None`,
+/// and must be declared so here, since `None` silently drops that routing signal.
+pub fn phrase_doc_freqs_count_neighbours(store: &dyn Store, phrases: bool) {
+    counted_generation(store);
+    let index = store.open("s").unwrap().unwrap();
+    let (alpha, beta, gamma, delta) = (term("alpha"), term("beta"), term("gamma"), term("delta"));
+    let pairs = [
+        (alpha.clone(), beta.clone()),
+        (beta.clone(), alpha.clone()),
+        (alpha.clone(), gamma.clone()),
+        (gamma, alpha),
+        (beta, delta),
+    ];
+    let counted = index.phrase_doc_freqs(&pairs).unwrap();
+    if phrases {
+        assert_eq!(counted, Some(vec![1, 1, 1, 0, 0]));
+        assert_eq!(index.phrase_doc_freqs(&[]).unwrap(), Some(Vec::new()));
+    } else {
+        assert_eq!(counted, None, "a store declared without term positions");
+    }
 }

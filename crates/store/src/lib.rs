@@ -1,10 +1,10 @@
-//! The store stage of the index path and the retrieval half of the ask path.
+//! The store stage of the index path: storage only, read by the retrieval half of the ask path.
 //!
 //! [`Store`] keeps one knowledge base per skill: chunks with their metadata, a BM25 index
 //! and dense vectors. A store publishes whole *generations*: a writer builds the next one
 //! beside the current and switches atomically, so a reader never sees a half-written index
-//! and a crash leaves the last good generation serving. [`hybrid`] runs BM25 and dense
-//! retrieval against any store and fuses them with Reciprocal Rank Fusion.
+//! and a crash leaves the last good generation serving. Fusing the lists a store returns is
+//! the engine's work (`skillrag_engine`'s fusion), not the store's.
 //!
 //! [`EmbeddedStore`] is the default: tantivy for BM25 (with the project analyzer) and a flat
 //! vector file scanned exactly, one folder per skill. [`PostgresStore`] keeps the same
@@ -12,22 +12,19 @@
 
 mod cache;
 mod checksum;
-#[cfg(test)]
-mod conformance;
+#[cfg(any(test, feature = "testkit"))]
+pub mod conformance;
 mod dense;
 mod embedded;
-mod filter;
-pub mod hybrid;
 mod manifest;
 mod postgres;
 
 pub use cache::{CacheCheck, EmbeddingCache};
 pub use embedded::EmbeddedStore;
-pub use filter::{Filter, FilterError};
 pub use manifest::{FileEntry, IndexMeta, Manifest, FORMAT_VERSION};
 pub use postgres::{is_postgres_url, redact, PgSkillIndex, PoolOptions, PostgresStore, SCHEMA_VERSION};
 
-use skillrag_core::{Chunk, ChunkId};
+use skillrag_core::{Chunk, ChunkId, Filter, Scored};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -39,8 +36,10 @@ pub enum StoreError {
     Io { path: String, cause: std::io::Error },
     #[error("index of skill `{skill}` is corrupt ({detail}); run `skillrag index --skill {skill} --rebuild`")]
     Corrupt { skill: String, detail: String },
-    #[error("search engine: {0}")]
-    Tantivy(tantivy::TantivyError),
+    /// The search library's message; whether it was the device running out of space is read
+    /// here, at the crate edge, so the library's error type stays inside this crate.
+    #[error("search engine: {message}")]
+    Search { message: String, disk_full: bool },
     #[error("another `skillrag index` is writing the index of skill `{0}`; wait for it to finish")]
     Locked(String),
     #[error("vector of dimension {got} does not match the index ({expected})")]
@@ -61,8 +60,23 @@ pub enum StoreError {
 
 impl From<tantivy::TantivyError> for StoreError {
     fn from(e: tantivy::TantivyError) -> Self {
-        StoreError::Tantivy(e)
+        // tantivy wraps the I/O error in its own types, behind an `Arc` and not as a `source`.
+        let disk_full = match &e {
+            tantivy::TantivyError::IoError(io) => is_full(io),
+            tantivy::TantivyError::OpenWriteError(tantivy::directory::error::OpenWriteError::IoError {
+                io_error,
+                ..
+            }) => is_full(io_error),
+            _ => false,
+        };
+        StoreError::Search { message: e.to_string(), disk_full }
     }
+}
+
+/// Whether an I/O error is the device running out of space.
+fn is_full(e: &std::io::Error) -> bool {
+    const ENOSPC: i32 = 28; // the same on Linux and macOS
+    e.kind() == std::io::ErrorKind::StorageFull || e.raw_os_error() == Some(ENOSPC)
 }
 
 impl StoreError {
@@ -72,19 +86,9 @@ impl StoreError {
 
     /// Whether this is the device running out of space, which the user fixes by freeing some.
     pub fn is_disk_full(&self) -> bool {
-        const ENOSPC: i32 = 28; // the same on Linux and macOS
-        let full = |e: &std::io::Error| e.kind() == std::io::ErrorKind::StorageFull || e.raw_os_error() == Some(ENOSPC);
         match self {
-            StoreError::Io { cause, .. } => full(cause),
-            // tantivy wraps the I/O error in its own types, behind an `Arc` and not as a `source`.
-            StoreError::Tantivy(e) => match e {
-                tantivy::TantivyError::IoError(io) => full(io),
-                tantivy::TantivyError::OpenWriteError(tantivy::directory::error::OpenWriteError::IoError {
-                    io_error,
-                    ..
-                }) => full(io_error),
-                _ => false,
-            },
+            StoreError::Io { cause, .. } => is_full(cause),
+            StoreError::Search { disk_full, .. } => *disk_full,
             _ => false,
         }
     }
@@ -100,13 +104,6 @@ pub struct Check {
     pub bytes: u64,
     /// False for a generation written before checksums existed (only tantivy's own were checked).
     pub checksummed: bool,
-}
-
-/// A chunk id with a score from one retrieval list, best first.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scored {
-    pub id: ChunkId,
-    pub score: f32,
 }
 
 /// Persists skills' knowledge bases.

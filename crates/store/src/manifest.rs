@@ -1,8 +1,8 @@
 //! What a generation holds: its settings (meta) and the files it was built from (manifest).
 
 use serde::{Deserialize, Serialize};
-use skillrag_core::{DocType, Tier};
-use std::collections::BTreeMap;
+use skillrag_core::{DocType, Filter, Tier};
+use std::collections::{BTreeMap, HashSet};
 
 /// Bumped when the on-disk layout changes; older generations are rebuilt. 2: the BM25 index
 /// keeps term positions (phrase statistics for routing).
@@ -137,4 +137,11 @@ fn is_zero(n: &usize) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     pub files: BTreeMap<String, FileEntry>,
+}
+
+impl Manifest {
+    /// The sources `filter` lets through; `None` when it lets everything through.
+    pub fn allowed_sources(&self, filter: &Filter) -> Option<HashSet<String>> {
+        filter.allowed_sources(self.files.iter().map(|(source, file)| (source.as_str(), file.doc_type)))
+    }
 }

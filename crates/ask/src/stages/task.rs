@@ -138,7 +138,7 @@ impl Assistant {
             for chunk in sources.flat_map(|source| index.chunks_of(&source)) {
                 let known = |h: &Hit| h.skill == chunk.skill && h.chunk_id == chunk.id;
                 if rules.len() < MAX_STANDING_RULES && !retrieved.iter().any(known) {
-                    rules.push(skillrag_store::hybrid::hit(chunk, Default::default(), Default::default()));
+                    rules.push(skillrag_core::Hit::from_chunk(chunk, Default::default(), Default::default()));
                 }
             }
         }

@@ -4,10 +4,8 @@ use super::{open_engine, open_project, print_json};
 use crate::cli::{Cli, SearchArgs};
 use crate::output::truncate;
 use anyhow::{bail, Context, Result};
-use skillrag_core::DocType;
+use skillrag_core::{DocType, Filter, Mode};
 use skillrag_engine::SearchOptions;
-use skillrag_store::hybrid::Mode;
-use skillrag_store::Filter;
 use std::process::ExitCode;
 
 pub fn search(cli: &Cli, args: &SearchArgs) -> Result<ExitCode> {

@@ -341,7 +341,7 @@ impl Default for EmbedConfig {
 
 impl Default for RetrievalConfig {
     fn default() -> Self {
-        let p = skillrag_store::hybrid::Params::default();
+        let p = crate::fusion::Params::default();
         RetrievalConfig {
             top_k: p.k,
             candidates: p.candidates,

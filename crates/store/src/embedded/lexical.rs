@@ -5,8 +5,8 @@
 //! never with tantivy's `QueryParser`, which turns unbroken Chinese into a phrase query over
 //! jieba's overlapping sub-words and then matches nothing.
 
-use crate::{Scored, StoreError};
-use skillrag_core::ChunkId;
+use crate::StoreError;
+use skillrag_core::{ChunkId, Scored};
 use std::collections::HashSet;
 use std::path::Path;
 use tantivy::collector::{Count, TopDocs};

@@ -3,8 +3,8 @@
 use super::lexical::LexicalIndex;
 use super::vectors::Vectors;
 use crate::checksum::{Checksums, Verified};
-use crate::{Filter, IndexMeta, Manifest, Scored, SkillIndex, StoreError};
-use skillrag_core::{Chunk, ChunkId};
+use crate::{IndexMeta, Manifest, SkillIndex, StoreError};
+use skillrag_core::{Chunk, ChunkId, Filter, Scored};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -136,7 +136,7 @@ impl SkillIndex for EmbeddedSkillIndex {
     }
 
     fn lexical(&self, terms: &[String], limit: usize, filter: &Filter) -> Result<Vec<Scored>, StoreError> {
-        let allowed = filter.allowed_sources(&self.manifest);
+        let allowed = self.manifest.allowed_sources(filter);
         self.lexical.search(terms, limit, allowed.as_ref())
     }
 

@@ -1,13 +1,12 @@
 use super::*;
 use crate::conformance;
-use crate::Filter;
-use skillrag_core::DocType;
+use skillrag_core::{DocType, Filter};
 
-conformance::conformance_tests!(|_name: &str| {
+crate::conformance_tests!(|_name: &str| {
     let tmp = tempfile::tempdir().unwrap();
     let store: Box<dyn Store> = Box::new(EmbeddedStore::new(tmp.path()));
     Some((tmp, store))
-});
+}, phrases: true);
 
 #[test]
 fn rejects_unsafe_skill_ids() {

@@ -3,8 +3,8 @@
 //! exact scan has perfect recall and no index to keep consistent.
 
 use crate::dense::dot_fn;
-use crate::{Scored, StoreError};
-use skillrag_core::ChunkId;
+use crate::StoreError;
+use skillrag_core::{ChunkId, Scored};
 
 /// Row-major matrix of L2-normalized vectors, row `i` belonging to chunk `ids[i]`. A row of
 /// zeros is a passage stored without a vector (the model could not see it): it is never a

@@ -3,9 +3,9 @@
 //! replica opens a million-chunk skill at once and holds little memory.
 
 use super::{db_error, partition, quote_literal, visible_in, Conn, Connections, PostgresStore};
-use crate::{Filter, IndexMeta, Manifest, NewChunk, Scored, SkillIndex, StoreError};
+use crate::{IndexMeta, Manifest, NewChunk, SkillIndex, StoreError};
 use pgvector::Vector;
-use skillrag_core::{Chunk, ChunkId};
+use skillrag_core::{Chunk, ChunkId, Filter, Scored};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -82,7 +82,7 @@ impl PgSkillIndex {
 
     /// The sources a filter lets through, as a query parameter; `None` when it lets all through.
     fn allowed(&self, filter: &Filter) -> Option<Vec<String>> {
-        filter.allowed_sources(&self.manifest).map(|s| s.into_iter().collect())
+        self.manifest.allowed_sources(filter).map(|s| s.into_iter().collect())
     }
 
     fn chunks_where(

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::conformance::{self, first_generation, manifest, meta, new, terms};
-use crate::{EmbeddedStore, Filter, NewChunk, SkillIndex};
-use skillrag_core::DocType;
+use crate::{EmbeddedStore, NewChunk, SkillIndex};
+use skillrag_core::{DocType, Filter};
 use std::sync::Arc;
 
 /// The server to test against. Without one the tests are skipped, unless
@@ -61,11 +61,11 @@ impl Drop for Scratch {
     }
 }
 
-conformance::conformance_tests!(|name: &str| {
+crate::conformance_tests!(|name: &str| {
     let scratch = Scratch::new(name)?;
     let store: Box<dyn Store> = Box::new(scratch.store());
     Some((scratch, store))
-});
+}, phrases: false);
 
 /// A skill's index on PostgreSQL and in the embedded store.
 type Pair = (Arc<dyn SkillIndex>, Arc<dyn SkillIndex>);
@@ -245,9 +245,10 @@ fn pruned_bm25_matches_the_embedded_store() {
         for k in [1, 3, 10, 200] {
             let (x, y) =
                 (a.lexical(&terms(q), k, &Filter::none()).unwrap(), b.lexical(&terms(q), k, &Filter::none()).unwrap());
-            let ids = |v: &[crate::Scored]| v.iter().map(|s| s.id).collect::<Vec<_>>();
+            let ids = |v: &[skillrag_core::Scored]| v.iter().map(|s| s.id).collect::<Vec<_>>();
             // Equal scores may come in either order; compare score lists, then the id sets per score.
-            let scores = |v: &[crate::Scored]| v.iter().map(|s| (s.score * 1e4).round() as i64).collect::<Vec<_>>();
+            let scores =
+                |v: &[skillrag_core::Scored]| v.iter().map(|s| (s.score * 1e4).round() as i64).collect::<Vec<_>>();
             assert_eq!(scores(&x), scores(&y), "{q} k={k}");
             if k >= 200 {
                 let (mut p, mut e) = (ids(&x), ids(&y));

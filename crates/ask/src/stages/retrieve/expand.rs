@@ -6,9 +6,9 @@ use super::InSkill;
 use crate::base::settings::LlmSteps;
 use crate::llm::Assist;
 use crate::stages::route::Probe;
-use skillrag_core::{Hit, Language};
+use skillrag_core::{Hit, Language, Mode};
+use skillrag_engine::reciprocal_rank_fusion;
 use skillrag_engine::{EngineError, SearchOptions};
-use skillrag_store::hybrid::{reciprocal_rank_fusion, Mode};
 use std::collections::HashMap;
 
 /// Multi-query and HyDE retrieval: the question's probe `base` fused (RRF) with the results of

@@ -15,10 +15,9 @@ use crate::base::settings::AskSettings;
 use crate::error::AskError;
 use crate::llm::Assist;
 use crate::stages::route::{search_skill, Probe, Routed, RouterModel};
-use skillrag_core::{Hit, Language};
+use skillrag_core::{Hit, Language, Query};
 use skillrag_engine::Engine;
 use skillrag_skill::Skill;
-use skillrag_store::hybrid::Query;
 
 /// One routed skill and the question, as every retrieval step needs them.
 #[derive(Clone, Copy)]

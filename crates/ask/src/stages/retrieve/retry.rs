@@ -8,10 +8,9 @@
 use super::InSkill;
 use crate::base::question::Question;
 use crate::stages::route::Probe;
-use skillrag_core::Hit;
+use skillrag_core::{Hit, Mode, Query};
 use skillrag_engine::{EngineError, SearchOptions};
 use skillrag_skill::Skill;
-use skillrag_store::hybrid::{Mode, Query};
 
 /// How a retry rewrites the retrieval query, without an LLM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

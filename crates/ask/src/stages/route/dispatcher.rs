@@ -8,9 +8,9 @@ use super::selection::specificity;
 use crate::base::contract::{Candidate, Decision, Route};
 use crate::base::evidence::{coverage, TermStats};
 use crate::base::question::Question;
+use skillrag_engine::reciprocal_rank_fusion;
 use skillrag_engine::{Engine, EngineError};
 use skillrag_skill::Skill;
-use skillrag_store::hybrid::reciprocal_rank_fusion;
 use skillrag_store::EmbeddingCache;
 use std::collections::{HashMap, HashSet};
 

@@ -11,9 +11,9 @@ use crate::stages::route::model::{self, RouterModel, Signals, TrainingQuestion};
 use crate::stages::route::selection::{specificity, SkillModel};
 use crate::stages::route::{Dispatcher, Probe, Probed};
 use serde::{Deserialize, Serialize};
+use skillrag_core::Filter;
 use skillrag_engine::{Engine, SearchOptions};
 use skillrag_skill::Skill;
-use skillrag_store::Filter;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 

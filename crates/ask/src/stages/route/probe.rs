@@ -5,9 +5,8 @@
 use super::Dispatcher;
 use crate::base::evidence::{coverage, NamedIndex, TermStats};
 use crate::base::question::Question;
-use skillrag_core::Hit;
+use skillrag_core::{Hit, Mode, Query};
 use skillrag_engine::{Engine, EngineError, SearchOptions};
-use skillrag_store::hybrid::{Mode, Query};
 use std::collections::{HashMap, HashSet};
 
 /// What searching one skill's knowledge with the question found.

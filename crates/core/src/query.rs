@@ -1,11 +1,50 @@
-//! Metadata filters on retrieval: source glob, doc type, directory. All three are properties
-//! of a source file, so a filter resolves to a set of allowed sources.
+//! What a retrieval is asked: the question prepared for it ([`Query`]), which lists take part
+//! ([`Mode`]), which sources may answer ([`Filter`]), and what one list returns ([`Scored`]).
+//! Stores answer them and the engine fuses their lists; both read these types from here.
 
-use crate::Manifest;
+use crate::{ChunkId, DocType};
 use globset::{Glob, GlobMatcher};
-use skillrag_core::DocType;
 use std::collections::HashSet;
 
+/// A question prepared for retrieval: analyzed terms and, when a model is configured, its vector.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub terms: Vec<String>,
+    /// The question's embedding; `None` without a model, or when it was not worth computing.
+    pub vector: Option<Vec<f32>>,
+    /// Share of the question the embedding model can see (`None` without a model).
+    pub visibility: Option<f32>,
+}
+
+/// Which lists take part (the benchmark compares all three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Hybrid,
+    Lexical,
+    Dense,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "hybrid" => Some(Mode::Hybrid),
+            "bm25" | "lexical" => Some(Mode::Lexical),
+            "dense" => Some(Mode::Dense),
+            _ => None,
+        }
+    }
+}
+
+/// A chunk id with a score from one retrieval list, best first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub id: ChunkId,
+    pub score: f32,
+}
+
+/// Metadata filters on retrieval: source glob, doc type, directory. All three are properties
+/// of a source file, so a filter resolves to a set of allowed sources.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     source_glob: Option<GlobMatcher>,
@@ -83,12 +122,13 @@ impl Filter {
         true
     }
 
-    /// The sources of `manifest` this filter lets through; `None` when it lets everything through.
-    pub fn allowed_sources(&self, manifest: &Manifest) -> Option<HashSet<String>> {
+    /// The sources of `files` (an index's source files with their doc types) this filter lets
+    /// through; `None` when it lets everything through.
+    pub fn allowed_sources<'a>(&self, files: impl IntoIterator<Item = (&'a str, DocType)>) -> Option<HashSet<String>> {
         if self.is_empty() {
             return None;
         }
-        Some(manifest.files.iter().filter(|(s, f)| self.allows(s, f.doc_type)).map(|(s, _)| s.clone()).collect())
+        Some(files.into_iter().filter(|(s, d)| self.allows(s, *d)).map(|(s, _)| s.to_string()).collect())
     }
 }
 

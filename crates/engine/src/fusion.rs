@@ -1,34 +1,16 @@
-//! Hybrid retrieval inside one skill: BM25 top-N and dense top-N, fused with Reciprocal Rank
-//! Fusion (docs/design.md §4.4), with the score and rank of every hit in each list.
+//! Fusion, the one place retrieval lists are combined: hybrid retrieval inside one skill (BM25
+//! top-N and dense top-N, fused with Reciprocal Rank Fusion, docs/design.md §4.4, with the score
+//! and rank of every hit in each list), and [`reciprocal_rank_fusion`] for any other ranked lists
+//! (the ask path's extra queries, routing's shortlist).
 //!
 //! A dense list is only fused when the embedding model could see the text: a model that reads
 //! most of a question (or of the skill's passages) as `[UNK]` ranks by noise, and fusing noise
 //! drags good BM25 hits down. Such a blind dense signal is dropped and the reason reported.
 
-use crate::{Filter, Scored, SkillIndex, StoreError};
-use skillrag_core::{Chunk, ChunkId, Hit, HitRanks, HitScores};
+use skillrag_core::{ChunkId, Filter, Hit, HitRanks, HitScores, Mode, Query, Scored};
+use skillrag_store::{SkillIndex, StoreError};
 use std::collections::HashMap;
 use std::hash::Hash;
-
-/// Which lists take part (the benchmark compares all three).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    #[default]
-    Hybrid,
-    Lexical,
-    Dense,
-}
-
-impl Mode {
-    pub fn parse(s: &str) -> Option<Mode> {
-        match s {
-            "hybrid" => Some(Mode::Hybrid),
-            "bm25" | "lexical" => Some(Mode::Lexical),
-            "dense" => Some(Mode::Dense),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Params {
@@ -60,16 +42,6 @@ impl Default for Params {
             mode: Mode::Hybrid,
         }
     }
-}
-
-/// A question prepared for retrieval: analyzed terms and, when a model is configured, its vector.
-#[derive(Debug, Clone, Default)]
-pub struct Query {
-    pub terms: Vec<String>,
-    /// The question's embedding; `None` without a model, or when it was not worth computing.
-    pub vector: Option<Vec<f32>>,
-    /// Share of the question the embedding model can see (`None` without a model).
-    pub visibility: Option<f32>,
 }
 
 /// Hits plus what happened to each signal.
@@ -173,7 +145,7 @@ where
 
 /// Reciprocal Rank Fusion of the two lists (BM25 first, so it breaks ties); every hit keeps
 /// its score and rank in each.
-pub fn fuse(index: &dyn SkillIndex, lexical: &[Scored], dense: &[Scored], params: &Params) -> Vec<Hit> {
+fn fuse(index: &dyn SkillIndex, lexical: &[Scored], dense: &[Scored], params: &Params) -> Vec<Hit> {
     fn id(s: &Scored) -> ChunkId {
         s.id
     }
@@ -189,7 +161,7 @@ pub fn fuse(index: &dyn SkillIndex, lexical: &[Scored], dense: &[Scored], params
         .take(params.k)
         .enumerate()
         .map(|(i, (chunk, fused, bm25, dense))| {
-            hit(
+            Hit::from_chunk(
                 chunk,
                 HitScores { bm25: bm25.map(|x| x.0), dense: dense.map(|x| x.0), fused, rerank: None },
                 HitRanks { bm25: bm25.map(|x| x.1), dense: dense.map(|x| x.1), fused: i + 1 },
@@ -198,35 +170,30 @@ pub fn fuse(index: &dyn SkillIndex, lexical: &[Scored], dense: &[Scored], params
         .collect()
 }
 
-/// A chunk as a hit with the given scores.
-pub fn hit(chunk: Chunk, scores: HitScores, ranks: HitRanks) -> Hit {
-    Hit {
-        heading: chunk.heading_line(),
-        skill: chunk.skill,
-        source: chunk.source,
-        ordinal: chunk.ordinal,
-        text: chunk.text,
-        scores,
-        ranks,
-        chunk_id: chunk.id,
-        title: chunk.title,
-        span: chunk.span,
-        doc_type: chunk.doc_type,
-        tier: chunk.tier,
-        pages: chunk.pages,
-        summary: chunk.summary,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn hits(ids: &[ChunkId]) -> Vec<Hit> {
         let hit_of = |&id: &ChunkId| {
-            let mut chunk = crate::conformance::chunk("a.md", 0, "text");
-            chunk.id = id;
-            hit(chunk, HitScores::default(), HitRanks::default())
+            let chunk = skillrag_core::Chunk {
+                id,
+                skill: String::new(),
+                source: "a.md".into(),
+                title: "a".into(),
+                heading: vec![],
+                ordinal: 0,
+                span: (0, 4),
+                doc_type: Default::default(),
+                tier: Default::default(),
+                mtime: 0,
+                content_hash: String::new(),
+                text: "text".into(),
+                pages: None,
+                summary: None,
+                ocr_confidence: None,
+            };
+            Hit::from_chunk(chunk, HitScores::default(), HitRanks::default())
         };
         ids.iter().map(hit_of).collect()
     }
