@@ -1,12 +1,13 @@
 //! The ask pipeline end to end through the public API, on a temporary embedded project made of
 //! the skills in `tests/fixture/skills` (copies of the demo skills `skillrag init` writes):
 //! BM25 only (`[embed] model = "none"`) and no LLM, so nothing is downloaded and every answer is
-//! the extractive one. Each test opens its own project, the way the CLI's `index` then `ask` do.
+//! the extractive one. The project is opened the way the CLI's `index` then `ask` open it.
 
 use skillrag_ask::{Answer, AskError, AskOptions, Assistant, Conversation, Decision, RefusalKind};
 use skillrag_engine::{Engine, IndexOptions, Project, SilentProgress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use tempfile::TempDir;
 
 /// BM25 only and no LLM: the configuration every test project gets.
@@ -22,6 +23,20 @@ impl Demo {
     /// The fixture skills, indexed.
     fn open() -> Demo {
         Demo::open_with(|_| {})
+    }
+
+    /// The fixture project shared by the tests that only ask (no test changes it): built once
+    /// while any test holds it, since indexing and fitting the router are most of a test's time,
+    /// and removed when the last one lets go.
+    fn shared() -> Arc<Demo> {
+        static SHARED: Mutex<Weak<Demo>> = Mutex::new(Weak::new());
+        let mut slot = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(demo) = slot.upgrade() {
+            return demo;
+        }
+        let demo = Arc::new(Demo::open());
+        *slot = Arc::downgrade(&demo);
+        demo
     }
 
     /// The fixture skills plus whatever `extend` adds to the skills folder, indexed.
@@ -130,7 +145,7 @@ fn assert_refused(a: &Answer, kind: RefusalKind) {
 
 #[test]
 fn the_gate_answers_small_talk_and_text_operations_without_retrieval() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     for (q, kind, reply) in [
         ("你好", "chitchat", "你好！"),
         ("Thanks, that's all.", "chitchat", "Hello!"),
@@ -161,7 +176,7 @@ fn the_gate_answers_small_talk_and_text_operations_without_retrieval() {
 
 #[test]
 fn a_question_routed_to_one_skill_is_answered_with_its_citation() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     let a = demo.ask("试用期最长可以约定多久？");
     assert_eq!((a.route.decision, skills(&a)), (Decision::Single, vec!["labor-law"]), "{:?}", a.route);
     assert!(a.route.confidence > 0.5 && !a.route.forced, "{:?}", a.route);
@@ -202,7 +217,7 @@ fn a_question_routed_to_one_skill_is_answered_with_its_citation() {
 
 #[test]
 fn a_compare_question_is_answered_side_by_side() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     let a = demo.ask("绿茶和乌龙茶的冲泡水温有什么区别？");
     assert_eq!(skills(&a), ["tea-brewing"], "{:?}", a.route);
     assert_answered(&a);
@@ -232,7 +247,7 @@ fn a_compare_question_is_answered_side_by_side() {
 
 #[test]
 fn a_question_with_one_part_per_skill_is_answered_from_each() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     let a = demo.ask("试用期最长可以约定多久？另外，绿茶一般要不要洗茶？");
     assert_eq!(a.route.decision, Decision::Multi, "{:?}", a.route);
     assert_eq!(skills(&a), ["labor-law", "tea-brewing"]);
@@ -248,7 +263,7 @@ fn a_question_with_one_part_per_skill_is_answered_from_each() {
 
 #[test]
 fn a_follow_up_keeps_the_previous_topic() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     let mut chat = Conversation::new();
     let first = demo.ask_in("How do I update the firmware?", &mut chat);
     assert_answered(&first);
@@ -289,7 +304,7 @@ fn a_follow_up_keeps_the_previous_topic() {
 
 #[test]
 fn a_question_no_skill_fits_is_out_of_scope_in_its_language() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     let a = demo.ask("股票基金怎么选？");
     assert_refused(&a, RefusalKind::OutOfScope);
     assert_eq!(a.route.decision, Decision::None);
@@ -310,7 +325,7 @@ fn a_question_no_skill_fits_is_out_of_scope_in_its_language() {
 
 #[test]
 fn a_routed_skill_refuses_what_its_boundary_excludes() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     let a = demo.ask_skill("工伤认定的申请时限是多久？", "labor-law");
     assert_refused(&a, RefusalKind::Boundary);
     assert!(a.route.forced && skills(&a) == ["labor-law"], "{:?}", a.route);
@@ -323,7 +338,7 @@ fn a_routed_skill_refuses_what_its_boundary_excludes() {
 
 #[test]
 fn a_fitting_skill_without_the_answer_says_not_found() {
-    let demo = Demo::open();
+    let demo = Demo::shared();
     let a = demo.ask_skill("What is the boiling point of mercury?", "router-faq");
     assert_refused(&a, RefusalKind::NotFound);
     assert!(a.route.forced && a.retrieved, "{:?}", a.route);
