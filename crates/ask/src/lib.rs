@@ -26,6 +26,7 @@ mod gaps;
 mod gate;
 mod history;
 mod jsonl;
+mod lexicon;
 mod messages;
 mod plan;
 mod refuse;
