@@ -18,6 +18,7 @@
 use crate::contract::Route;
 use crate::lexicon;
 use serde::{Deserialize, Serialize};
+use skillrag_core::question::{has_interrogative_zh, is_question};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -165,23 +166,6 @@ fn asks_how_to_say(lower: &str, payload: Option<&Payload<'_>>) -> bool {
     in_zh || in_en
 }
 
-/// Chinese question words that ask for content (吗 asks only yes or no).
-const INTERROGATIVES_ZH: &[&str] = &["什么", "怎么", "为什么", "如何", "多少", "多久", "哪", "是否", "谁"];
-
-/// A question, by its punctuation or question words.
-fn is_question(text: &str) -> bool {
-    let t = text.trim();
-    t.ends_with(['?', '？'])
-        || t.contains('吗')
-        || INTERROGATIVES_ZH.iter().any(|w| t.contains(w))
-        || t.split('几')
-            .skip(1)
-            .any(|rest| rest.starts_with(['天', '年', '月', '个', '岁', '次', '条', '种', '点', '号', '级', '倍']))
-        || t.split_whitespace()
-            .next()
-            .is_some_and(|w| ["what", "why", "how", "where", "when", "which", "who"].contains(&w))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Chitchat: talk about the conversation itself.
 
@@ -232,7 +216,7 @@ fn is_creative_request(lower: &str) -> bool {
 /// "写一首关于秋天的诗", "编故事". "李白写的诗有哪些" names a poem but asks about knowledge.
 fn creative_request_zh(lower: &str) -> bool {
     // "能给我讲个笑话吗" is a request; "李白写的诗有哪些" asks for content.
-    if lower.contains("请问") || INTERROGATIVES_ZH.iter().any(|w| lower.contains(w)) {
+    if lower.contains("请问") || has_interrogative_zh(lower) {
         return false;
     }
     let zh = &lexicon::zh().gate;

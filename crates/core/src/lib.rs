@@ -7,6 +7,7 @@ mod chunk;
 mod diagnostic;
 mod hit;
 mod lang;
+pub mod question;
 
 pub use chunk::{cited_location, cited_path, Chunk, ChunkId, DocType, Tier};
 pub use diagnostic::{Diagnostic, Severity};
