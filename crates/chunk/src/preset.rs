@@ -252,14 +252,12 @@ fn separated_heading(after: &str) -> bool {
     after.is_empty() || after.starts_with(|c: char| c.is_whitespace())
 }
 
-/// A line that starts a question: `Q:`, `Question:`, `问：`, `问题：` (or `問：`, `問題：`).
+/// A line that starts a question: `Q:`, `Question:`, `问：`, `问题：` (or `問：`, `問題：`), after
+/// Markdown decoration. Only the label counts, not the shape of the line (`question::is_question`):
+/// a FAQ's answers may end with a question mark or open with 如何, and splitting there would cut
+/// an answer in two.
 pub fn is_question_line(line: &str) -> bool {
-    let t = strip_decoration(line);
-    // Read in Simplified characters, which keep their byte lengths: 問： is 问：.
-    let head = skillrag_core::simplified(&t.chars().take(9).collect::<String>());
-    ["Q:", "Q：", "Q.", "Question:", "问：", "问:", "问题：", "问题:"]
-        .iter()
-        .any(|p| t.len() > p.len() && head.starts_with(p))
+    skillrag_core::question::has_question_label(strip_decoration(line))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod diagnostic;
 mod hit;
 mod lang;
 mod query;
+pub mod question;
 
 pub use chunk::{cited_location, cited_path, Chunk, ChunkId, DocType, Tier};
 pub use diagnostic::{Diagnostic, Severity};

@@ -6,6 +6,7 @@ pub mod conversation;
 pub mod evidence;
 pub mod ids;
 pub mod labelled;
+pub mod lexicon;
 pub mod messages;
 pub mod prompt;
 pub mod question;

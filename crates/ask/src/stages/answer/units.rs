@@ -184,26 +184,12 @@ pub fn is_numbered_item(t: &str) -> bool {
 }
 
 /// A sentence that asks rather than tells — or holds a question the splitter did not cut off
-/// (`怎么玩?QQ炫舞…`): any `？`, or a `?` not inside a URL's query (`?id=3`).
-/// A mark inside parentheses (毕升（？-约1051）) asks nothing.
+/// (`怎么玩?QQ炫舞…`). Unlike the gate's test of a request (`question::is_question`), only a
+/// question mark counts, and anywhere in the sentence: a knowledge file's statements are full of
+/// question words (不论什么原因, 如何处理由双方协商), and a question left joined to its answer has its
+/// mark in the middle. (Spaces and Markdown emphasis around the sentence change nothing here.)
 pub fn is_question(sentence: &str) -> bool {
-    let t = sentence.trim().trim_end_matches(['*', '_', ' ']);
-    let mut depth = 0usize;
-    for (i, c) in t.char_indices() {
-        match c {
-            '（' | '(' => depth += 1,
-            '）' | ')' => depth = depth.saturating_sub(1),
-            '？' if depth == 0 => return true,
-            '?' if depth == 0 => {
-                let next = t[i + 1..].chars().next();
-                if next.is_none_or(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '=')) {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
+    skillrag_core::question::has_question_mark(sentence)
 }
 
 /// Lines of `text` with their byte ranges (without the line break) and kinds.
