@@ -14,6 +14,7 @@
 
 #![warn(clippy::too_many_lines)]
 
+mod assemble;
 mod base;
 mod error;
 mod llm;
@@ -40,13 +41,16 @@ use base::conversation;
 use base::question::normalize_question;
 use llm::Assist;
 use logs::trace;
+use skillrag_core::Hit;
 use skillrag_core::Language;
 use skillrag_engine::{Engine, EngineError};
 use skillrag_generate::Generator;
+use stages::answer::Reply;
 use stages::plan::Plan;
 use stages::retrieve::Helpers;
+use stages::retrieve::Retrieval;
 use stages::route::{Routed, Router};
-use stages::{answer, compare, compile, gate, plan, refuse, retrieve};
+use stages::{answer, compare, compile, gate, plan, refuse, retrieve, task};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -149,7 +153,7 @@ impl Assistant {
         let mut answer = Answer::new(options.id.clone(), text.clone());
         let budget = self.settings.llm.conversation_tokens;
         let allowance = conversation::allowance(conversation.as_deref(), budget, self.generator.is_some(), language);
-        answer.warnings.extend(allowance.warning);
+        assemble::warned(&mut answer, allowance.warning);
         let llm = match allowance.llm {
             true => TurnLlm { generator: self.generator.as_deref(), assist: self.assist.as_ref() },
             false => TurnLlm { generator: None, assist: None },
@@ -157,24 +161,18 @@ impl Assistant {
 
         if let Some(kind) = gate::check(&text, options.skill.is_some()) {
             self.reply_gated(&mut answer, kind, llm, language, on_text);
-            answer.timings_ms.gate = ms(started);
-            answer.timings_ms.total = answer.timings_ms.gate;
+            assemble::gate_timed(&mut answer, ms(started), true);
             self.record(&answer, None);
             return Ok(answer);
         }
-        answer.timings_ms.gate = ms(started);
+        assemble::gate_timed(&mut answer, ms(started), false);
 
         let route_started = Instant::now();
         let (plan, routed) = self.plan_and_route(&text, options, conversation.as_deref(), llm.assist)?;
         if let Some(c) = conversation.as_deref_mut() {
             c.record(&text, &routed.route);
         }
-        answer.route = routed.route.clone();
-        answer.timings_ms.route = ms(route_started) - routed.probe_ms;
-        let mut notices: Vec<String> = routed.probed.probes.values().filter_map(|p| p.notice.clone()).collect();
-        notices.sort();
-        notices.dedup();
-        answer.warnings.extend(notices);
+        assemble::routed(&mut answer, &routed, ms(route_started));
 
         let result = self.respond(&mut answer, &plan, &routed, llm, on_text);
         if let (Some(c), Some(g)) = (conversation, &answer.generation) {
@@ -232,10 +230,7 @@ impl Assistant {
             self.engine.skills().iter().map(|s| (s.id.clone(), s.description.clone())).collect();
         let generator = llm.generator.filter(|_| self.settings.llm.chitchat);
         let reply = answer::gated(generator, kind, &answer.query, &skills, &self.settings.generate, language, on_text);
-        answer.route = gate::gated_route(kind);
-        answer.answer = reply.text;
-        answer.generation = reply.generation;
-        answer.warnings.extend(reply.warning);
+        assemble::gated(answer, kind, reply);
     }
 
     /// A routed question's refusal, or retrieve → compile → answer.
@@ -257,7 +252,7 @@ impl Assistant {
         let Some(retrieval) = self.retrieve_evidence(answer, plan, routed, llm)? else { return Ok(()) };
         let generate_started = Instant::now();
         self.compile_and_answer(answer, routed, &retrieval, llm, plan.language, on_text)?;
-        answer.timings_ms.generate = ms(generate_started);
+        assemble::generate_timed(answer, ms(generate_started));
         Ok(())
     }
 
@@ -275,12 +270,12 @@ impl Assistant {
         let refuser = self.refuser(routed, language);
         match route.decision {
             Decision::None => {
-                answer.refusal = Some(refuser.unrouted(route));
+                assemble::refused(answer, refuser.unrouted(route));
                 return Ok(None);
             }
             Decision::Ambiguous => {
                 let clarifier = llm.assist.filter(|_| self.settings.llm.clarify);
-                answer.refusal = Some(refuser.ambiguous(&route.skills, clarifier));
+                assemble::refused(answer, refuser.ambiguous(&route.skills, clarifier));
                 return Ok(None);
             }
             Decision::Single | Decision::Multi => {}
@@ -291,21 +286,71 @@ impl Assistant {
         let helpers = self.helpers(llm);
         let model = self.router.model();
         let mut retrieval = retrieve::retrieve(&self.engine, &self.settings, model, routed, helpers, language)?;
-        answer.retrieved = true;
-        answer.attempts = retrieval.attempts;
-        answer.queries = std::mem::take(&mut retrieval.queries);
-        answer.warnings.append(&mut retrieval.warnings);
-        answer.hits = std::mem::take(&mut retrieval.hits);
         // The routing probes were the question's first search: retrieval time.
-        answer.timings_ms.retrieve = routed.probe_ms + ms(retrieve_started);
+        assemble::retrieved(answer, &mut retrieval, routed.probe_ms + ms(retrieve_started));
 
         if answer.hits.is_empty() {
             let follow_up = plan.follow_up.is_some();
             let weak = &retrieval.weak_skills;
-            answer.refusal = Some(refuser.nothing_retrieved(&mut answer.route, weak, follow_up, model.in_domain));
+            let refusal = refuser.nothing_retrieved(&mut answer.route, weak, follow_up, model.in_domain);
+            assemble::refused(answer, refusal);
             return Ok(None);
         }
         Ok(Some(retrieval))
+    }
+
+    /// The compiled context for `task`: gated, routed and retrieved exactly as [`Assistant::ask`]
+    /// does, then compiled within `options.budget`. Small talk and text operations on text the
+    /// user gives need no knowledge: they get the gate's route and an empty context. Tasks are not
+    /// questions a user asked, so nothing is written to the gaps log.
+    pub fn compile_context(&self, task: &str, options: &ContextOptions) -> Result<TaskContext, AskError> {
+        if let Some(budget) = options.budget {
+            if budget == 0 || budget > MAX_CONTEXT_BUDGET {
+                return Err(AskError::Budget { given: budget, max: MAX_CONTEXT_BUDGET });
+            }
+        }
+        let started = Instant::now();
+        let text = normalize_question(task)?;
+        let mut answer = Answer::new(None, text.clone());
+        let llm = TurnLlm { generator: self.generator.as_deref(), assist: self.assist.as_ref() };
+        if let Some(kind) = gate::check(&text, options.skill.is_some()) {
+            assemble::gated(&mut answer, kind, Reply::default());
+            assemble::gate_timed(&mut answer, ms(started), true);
+            return Ok(assemble::task_context(&self.engine, answer, vec![]));
+        }
+        assemble::gate_timed(&mut answer, ms(started), false);
+
+        let route_started = Instant::now();
+        let ask_options = AskOptions { skill: options.skill.clone(), id: None };
+        let (plan, routed) = self.plan_and_route(&text, &ask_options, None, llm.assist)?;
+        assemble::route_only(&mut answer, &routed, ms(route_started));
+        if let Some(mut retrieval) = self.retrieve_evidence(&mut answer, &plan, &routed, llm)? {
+            let compile_started = Instant::now();
+            let rules = task::standing_rules(&self.engine, &answer.route.skills, &answer.hits)?;
+            retrieval.context_k += rules.len();
+            let hits: Vec<Hit> = rules.into_iter().chain(answer.hits.iter().cloned()).collect();
+            let context = self.compile(&hits, &retrieval, options.budget);
+            assemble::compiled(&mut answer, context);
+            assemble::generate_timed(&mut answer, ms(compile_started));
+        }
+        // A task refused for its skill's knowledge (`not_found`) or boundary still belongs to that
+        // skill: the agent gets the refusal with the skill's instructions, boundary and standing
+        // rules, so it does not fill the gap from memory against them.
+        let refused_in_skill =
+            answer.refusal.as_ref().is_some_and(|r| matches!(r.kind, RefusalKind::NotFound | RefusalKind::Boundary));
+        if refused_in_skill && !answer.route.skills.is_empty() {
+            let rules = task::standing_rules(&self.engine, &answer.route.skills, &[])?;
+            let retrieval = Retrieval { context_k: rules.len(), ..Default::default() };
+            let context = self.compile(&rules, &retrieval, options.budget);
+            assemble::compiled(&mut answer, context);
+        }
+        let answer = assemble::finish(answer, ms(started));
+        let skills = match &answer.refusal {
+            None => answer.route.skills.clone(),
+            Some(_) if refused_in_skill => answer.route.skills.clone(),
+            Some(_) => vec![],
+        };
+        Ok(assemble::task_context(&self.engine, answer, skills))
     }
 
     /// Every routed skill must have an index to retrieve from.
@@ -352,13 +397,13 @@ impl Assistant {
                 .map(|side| side.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
                 .collect::<Result<Vec<_>, AskError>>()
         })?;
-        answer.retrieved = true;
-        answer.timings_ms.retrieve = routed.probe_ms + ms(retrieve_started);
-        let weak = record_sides(answer, &queries, &sides, &routed.route.skills[0]);
+        let retrieve_ms = routed.probe_ms + ms(retrieve_started);
+        let weak = assemble::sides(answer, &queries, &sides, &routed.route.skills[0], retrieve_ms);
         if answer.hits.is_empty() {
             let in_domain = self.router.model().in_domain;
-            answer.refusal =
-                Some(self.refuser(routed, plan.language).nothing_retrieved(&mut answer.route, &weak, false, in_domain));
+            let refuser = self.refuser(routed, plan.language);
+            let refusal = refuser.nothing_retrieved(&mut answer.route, &weak, false, in_domain);
+            assemble::refused(answer, refusal);
             return Ok(());
         }
 
@@ -366,7 +411,7 @@ impl Assistant {
         let share = self.context_budget().limit / sides.len();
         let contexts: Vec<Context> = sides.iter().map(|(_, r)| self.compile(&r.hits, r, Some(share))).collect();
         let (context, members) = compile::side_by_side(contexts);
-        answer.context = context;
+        assemble::compiled(answer, context);
         let surroundings = self.surroundings(&answer.context)?;
         let side_evidence: Vec<answer::Side<'_>> = comparison
             .sides
@@ -401,7 +446,7 @@ impl Assistant {
             on_text,
         );
         self.settle_answer(answer, outcome, routed, plan.language, &skill.id);
-        answer.timings_ms.generate = ms(generate_started);
+        assemble::generate_timed(answer, ms(generate_started));
         Ok(())
     }
 
@@ -432,7 +477,8 @@ impl Assistant {
         on_text: Option<OnText<'_>>,
     ) -> Result<(), AskError> {
         let (question, stats) = (&routed.probed.question, &routed.probed.stats);
-        answer.context = self.compile(&answer.hits, retrieval, None);
+        let context = self.compile(&answer.hits, retrieval, None);
+        assemble::compiled(answer, context);
         let skill = self.engine.skill(&routed.route.skills[0])?;
         let surroundings = self.surroundings(&answer.context)?;
         let parts: Vec<answer::Part<'_>> = routed
@@ -470,37 +516,8 @@ impl Assistant {
         language: Language,
         skill: &str,
     ) {
-        match outcome {
-            answer::Outcome::Written { text, citations, generation } => {
-                answer.answer = text;
-                answer.citations = citations;
-                answer.generation = Some(generation);
-            }
-            answer::Outcome::NotFound { generation } => {
-                answer.generation = generation;
-                answer.refusal = Some(self.refuser(routed, language).weak_evidence(skill));
-            }
-            answer::Outcome::Extracted { text, citations, generation, warning } => {
-                answer.answer = text;
-                answer.citations = citations;
-                answer.generation = generation;
-                answer.warnings.extend(warning);
-            }
-        }
-        self.cite_pictures(&mut answer.citations);
-    }
-
-    /// Each citation of a picture carries where to get it and its size, as its skill's served
-    /// index records them (every way an answer reaches the user settles it here).
-    fn cite_pictures(&self, citations: &mut [Citation]) {
-        for c in citations {
-            c.image = self.engine.picture(&c.skill, &c.source).map(|p| CitedPicture {
-                path: p.source,
-                width: p.width,
-                height: p.height,
-                bytes: p.bytes,
-            });
-        }
+        let not_found = || self.refuser(routed, language).weak_evidence(skill);
+        assemble::answered(answer, outcome, &self.engine, not_found);
     }
 
     /// The hits compiled into the context: within `limit` when given, else the configured
@@ -544,11 +561,8 @@ impl Assistant {
         refuse::Refuser { engine: &self.engine, question, stats, language }
     }
 
-    fn finish(&self, mut answer: Answer, started: Instant, standalone: Option<&str>) -> Answer {
-        answer.timings_ms.total = ms(started);
-        if let Some(r) = &answer.refusal {
-            answer.answer = r.message.clone();
-        }
+    fn finish(&self, answer: Answer, started: Instant, standalone: Option<&str>) -> Answer {
+        let answer = assemble::finish(answer, ms(started));
         self.record(&answer, standalone);
         answer
     }
@@ -563,37 +577,6 @@ impl Assistant {
             trace::append(path, answer);
         }
     }
-}
-
-/// A compare question's sides recorded in `answer`: one plan step each, the queries, attempts,
-/// warnings and hits (a chunk two sides found, once). Returns the skills whose evidence stayed weak.
-fn record_sides(
-    answer: &mut Answer,
-    queries: &[String],
-    sides: &[(Routed, retrieve::Retrieval)],
-    routed_skill: &str,
-) -> Vec<String> {
-    let mut weak = Vec::new();
-    for (step, (query, (_, retrieval))) in queries.iter().zip(sides).enumerate() {
-        let skill = retrieval.hits.first().map_or(routed_skill, |h| h.skill.as_str());
-        answer.plan.push(PlanStep { step: step + 1, skill: skill.to_string(), query: query.clone() });
-        answer.attempts = answer.attempts.max(retrieval.attempts);
-        for q in &retrieval.queries {
-            if !answer.queries.contains(q) {
-                answer.queries.push(q.clone());
-            }
-        }
-        answer.warnings.extend(retrieval.warnings.iter().cloned());
-        weak.extend(retrieval.weak_skills.iter().cloned());
-        for hit in &retrieval.hits {
-            if !answer.hits.iter().any(|h| h.skill == hit.skill && h.chunk_id == hit.chunk_id) {
-                answer.hits.push(hit.clone());
-            }
-        }
-    }
-    weak.sort();
-    weak.dedup();
-    weak
 }
 
 fn ms(since: Instant) -> f64 {

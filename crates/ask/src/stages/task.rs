@@ -2,18 +2,13 @@
 //! perform a task gets from a skill — its instructions and boundary, and its knowledge compiled in
 //! tier order (rules → examples → references) under a budget, each piece labelled `[n]` with its
 //! source. It is the ask pipeline stopped before generation: the same gate, route, refusals and
-//! retrieval as [`Assistant::ask`], so an agent never gets context a question would be refused.
+//! retrieval as `Assistant::ask`, so an agent never gets context a question would be refused.
 
-use crate::base::contract::{Answer, Context, Refusal, RefusalKind, Route, Timings};
-use crate::base::question::{normalize_question, AskOptions};
-use crate::error::AskError;
+use crate::base::contract::{Context, Refusal, Route, Timings};
 use crate::stages::compile::render_piece;
-use crate::stages::gate;
-use crate::stages::retrieve::Retrieval;
-use crate::{ms, Assistant, TurnLlm};
 use serde::{Deserialize, Serialize};
 use skillrag_core::{Hit, Tier};
-use std::time::Instant;
+use skillrag_engine::{Engine, EngineError};
 
 /// The largest budget a caller may ask for (in the budget's unit). The context is bounded by the
 /// number of pieces anyway; a larger number is a mistake worth saying so.
@@ -62,104 +57,35 @@ pub struct TaskContext {
     pub timings_ms: Timings,
 }
 
-impl Assistant {
-    /// The compiled context for `task`: gated, routed and retrieved exactly as [`Assistant::ask`]
-    /// does, then compiled within `options.budget`. Small talk and text operations on text the
-    /// user gives need no knowledge: they get the gate's route and an empty context. Tasks are not
-    /// questions a user asked, so nothing is written to the gaps log.
-    pub fn compile_context(&self, task: &str, options: &ContextOptions) -> Result<TaskContext, AskError> {
-        if let Some(budget) = options.budget {
-            if budget == 0 || budget > MAX_CONTEXT_BUDGET {
-                return Err(AskError::Budget { given: budget, max: MAX_CONTEXT_BUDGET });
+/// The rules tier of the routed skills and of the skills they use, whatever the task's words:
+/// rules are what the work must follow (never ask for a password, cite the article), so an
+/// agent gets them even when the task does not mention them. At most
+/// [`MAX_STANDING_RULES`] chunks, in index order; chunks already retrieved are left to retrieval.
+pub fn standing_rules(engine: &Engine, routed: &[String], retrieved: &[Hit]) -> Result<Vec<Hit>, EngineError> {
+    let mut skills: Vec<&str> = Vec::new();
+    for id in routed {
+        let skill = engine.skill(id)?;
+        for s in std::iter::once(&skill.id).chain(&skill.settings.uses) {
+            if !skills.contains(&s.as_str()) {
+                skills.push(s);
             }
         }
-        let started = Instant::now();
-        let text = normalize_question(task)?;
-        let mut answer = Answer::new(None, text.clone());
-        let llm = TurnLlm { generator: self.generator.as_deref(), assist: self.assist.as_ref() };
-        if let Some(kind) = gate::check(&text, options.skill.is_some()) {
-            answer.route = gate::gated_route(kind);
-            answer.timings_ms.gate = ms(started);
-            answer.timings_ms.total = answer.timings_ms.gate;
-            return Ok(self.task_context(answer, vec![]));
-        }
-        answer.timings_ms.gate = ms(started);
-
-        let route_started = Instant::now();
-        let ask_options = AskOptions { skill: options.skill.clone(), id: None };
-        let (plan, routed) = self.plan_and_route(&text, &ask_options, None, llm.assist)?;
-        answer.route = routed.route.clone();
-        answer.timings_ms.route = ms(route_started) - routed.probe_ms;
-        if let Some(mut retrieval) = self.retrieve_evidence(&mut answer, &plan, &routed, llm)? {
-            let compile_started = Instant::now();
-            let rules = self.standing_rules(&answer.route.skills, &answer.hits)?;
-            retrieval.context_k += rules.len();
-            let hits: Vec<Hit> = rules.into_iter().chain(answer.hits.iter().cloned()).collect();
-            answer.context = self.compile(&hits, &retrieval, options.budget);
-            answer.timings_ms.generate = ms(compile_started);
-        }
-        // A task refused for its skill's knowledge (`not_found`) or boundary still belongs to that
-        // skill: the agent gets the refusal with the skill's instructions, boundary and standing
-        // rules, so it does not fill the gap from memory against them.
-        let refused_in_skill =
-            answer.refusal.as_ref().is_some_and(|r| matches!(r.kind, RefusalKind::NotFound | RefusalKind::Boundary));
-        if refused_in_skill && !answer.route.skills.is_empty() {
-            let rules = self.standing_rules(&answer.route.skills, &[])?;
-            let retrieval = Retrieval { context_k: rules.len(), ..Default::default() };
-            answer.context = self.compile(&rules, &retrieval, options.budget);
-        }
-        answer.timings_ms.total = ms(started);
-        let skills = match &answer.refusal {
-            None => answer.route.skills.clone(),
-            Some(_) if refused_in_skill => answer.route.skills.clone(),
-            Some(_) => vec![],
-        };
-        Ok(self.task_context(answer, skills))
     }
-
-    /// The rules tier of the routed skills and of the skills they use, whatever the task's words:
-    /// rules are what the work must follow (never ask for a password, cite the article), so an
-    /// agent gets them even when the task does not mention them. At most
-    /// [`MAX_STANDING_RULES`] chunks, in index order; chunks already retrieved are left to retrieval.
-    fn standing_rules(&self, routed: &[String], retrieved: &[Hit]) -> Result<Vec<Hit>, AskError> {
-        let mut skills: Vec<&str> = Vec::new();
-        for id in routed {
-            let skill = self.engine.skill(id)?;
-            for s in std::iter::once(&skill.id).chain(&skill.settings.uses) {
-                if !skills.contains(&s.as_str()) {
-                    skills.push(s);
-                }
+    let mut rules = Vec::new();
+    for id in skills {
+        let Some(index) = engine.index_of(id)? else { continue };
+        let sources = index.manifest().files.iter().filter(|(_, f)| f.tier == Tier::Rules).map(|(s, _)| s.clone());
+        for chunk in sources.flat_map(|source| index.chunks_of(&source)) {
+            let known = |h: &Hit| h.skill == chunk.skill && h.chunk_id == chunk.id;
+            if rules.len() < MAX_STANDING_RULES && !retrieved.iter().any(known) {
+                rules.push(skillrag_core::Hit::from_chunk(chunk, Default::default(), Default::default()));
             }
         }
-        let mut rules = Vec::new();
-        for id in skills {
-            let Some(index) = self.engine.index_of(id)? else { continue };
-            let sources = index.manifest().files.iter().filter(|(_, f)| f.tier == Tier::Rules).map(|(s, _)| s.clone());
-            for chunk in sources.flat_map(|source| index.chunks_of(&source)) {
-                let known = |h: &Hit| h.skill == chunk.skill && h.chunk_id == chunk.id;
-                if rules.len() < MAX_STANDING_RULES && !retrieved.iter().any(known) {
-                    rules.push(skillrag_core::Hit::from_chunk(chunk, Default::default(), Default::default()));
-                }
-            }
-        }
-        Ok(rules)
     }
-
-    fn task_context(&self, answer: Answer, skills: Vec<String>) -> TaskContext {
-        let skills = skills.iter().filter_map(|id| self.engine.skill(id).ok()).map(brief).collect();
-        TaskContext {
-            task: answer.query,
-            route: answer.route,
-            refusal: answer.refusal,
-            skills,
-            context: answer.context,
-            warnings: answer.warnings,
-            timings_ms: answer.timings_ms,
-        }
-    }
+    Ok(rules)
 }
 
-fn brief(skill: &skillrag_skill::Skill) -> SkillBrief {
+pub(crate) fn brief(skill: &skillrag_skill::Skill) -> SkillBrief {
     SkillBrief {
         skill: skill.id.clone(),
         name: skill.name.clone(),

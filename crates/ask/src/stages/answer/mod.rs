@@ -140,7 +140,7 @@ fn settle(
 }
 
 /// The reply to a gated request.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Default)]
 pub struct Reply {
     pub text: String,
     pub generation: Option<GenerationInfo>,
