@@ -1,10 +1,7 @@
-//! The ask path (docs/design.md §4), one stage per module, each handing a typed value to the next:
-//!
-//! ```text
-//! gate → plan → route → retrieve → compile → answer
-//! gate::check  plan::plan  Router::route  retrieve::retrieve  compile::compile  answer::answer
-//!   GateKind      Plan        Routed          Retrieval           Context         Outcome
-//! ```
+//! The ask path. Its stages, in order, are listed once, in docs/design.md §4; the module map is
+//! §4.1. Each stage in `stages/` is a function from its input and settings to its output value;
+//! [`assemble`] is the only module that writes the [`Answer`]. Layers: `base` ← `llm` ← `stages`
+//! ← this file; nothing imports upward.
 //!
 //! [`Assistant`] owns the [`Engine`], the [`Router`] and the settings resolved once from the
 //! configuration; [`Assistant::ask`] is the one entry point for a turn (the CLI's `ask`, `chat`
