@@ -94,7 +94,7 @@ struct SkillHits {
 impl Engine {
     /// Retrieval parameters from the settings.
     pub fn retrieval_params(&self) -> Params {
-        let r = &self.settings.retrieval;
+        let r = &self.settings.retrieval.section;
         Params {
             k: r.top_k,
             candidates: r.candidates,
@@ -111,7 +111,7 @@ impl Engine {
     /// worth a forward pass in hybrid mode.
     pub fn prepare_query(&self, query: &str, mode: Mode) -> Result<Query, EngineError> {
         let terms = skillrag_text::analyze(query);
-        let min_visibility = self.settings.retrieval.min_visibility;
+        let min_visibility = self.settings.retrieval.section.min_visibility;
         let (vector, visibility) = match (mode != Mode::Lexical, self.embedder()?) {
             (true, Some(e)) => {
                 let visibility = e.visibility(&[query], EmbedKind::Query)?.first().copied().unwrap_or(0.0);
@@ -183,7 +183,7 @@ impl Engine {
         // Fused scores are rank-based and therefore comparable across skills.
         // Stable: ties keep each skill's own order (and skills their order).
         hits.sort_by(|a, b| b.scores.fused.total_cmp(&a.scores.fused));
-        let k = if skills.len() > 1 { options.k.unwrap_or(self.settings.retrieval.top_k) } else { wanted };
+        let k = if skills.len() > 1 { options.k.unwrap_or(self.settings.retrieval.section.top_k) } else { wanted };
         let mut timings = Timings::default();
         let rerank = reranker.map(|r| {
             let started = Instant::now();

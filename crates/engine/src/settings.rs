@@ -2,7 +2,7 @@
 //! [`Engine::open`](crate::Engine::open) runs. Command-line flags are applied to that
 //! configuration before it opens; nothing in the engine reads the raw [`Config`] afterwards.
 
-use crate::config::Config;
+use crate::config::{Config, RetrievalConfig};
 use skillrag_load::ocr::OcrSettings;
 use skillrag_load::LoadOptions;
 
@@ -15,14 +15,8 @@ pub struct EngineSettings {
 /// `[retrieval]`, and the share of `[rerank]` that search itself needs.
 #[derive(Debug, Clone)]
 pub struct RetrievalSettings {
-    pub top_k: usize,
-    /// Chunks taken from each of BM25 and dense before fusion; 0 means `top_k`.
-    pub candidates: usize,
-    pub rrf_k: f32,
-    pub bm25_weight: f32,
-    pub dense_weight: f32,
-    /// The dense signal is dropped below this share of the text the model sees.
-    pub min_visibility: f32,
+    /// `[retrieval]` as written (defaults filled in).
+    pub section: RetrievalConfig,
     /// Fused hits a configured reranker rescores (at least 1).
     pub rerank_candidates: usize,
 }
@@ -50,16 +44,10 @@ pub struct IndexSettings {
 
 impl EngineSettings {
     pub fn resolve(config: &Config) -> EngineSettings {
-        let r = &config.retrieval;
         let i = &config.index;
         EngineSettings {
             retrieval: RetrievalSettings {
-                top_k: r.top_k,
-                candidates: r.candidates,
-                rrf_k: r.rrf_k,
-                bm25_weight: r.bm25_weight,
-                dense_weight: r.dense_weight,
-                min_visibility: r.min_visibility,
+                section: config.retrieval.clone(),
                 rerank_candidates: config.rerank.candidates.max(1),
             },
             index: IndexSettings {

@@ -194,7 +194,7 @@ impl Engine {
         let fingerprint = format!("{};{}", self.chunk_config(skill)?.fingerprint(), self.chunking.fingerprint());
         let mut meta = IndexMeta::new(&skill.id, model_id, dim, fingerprint);
         if meta.model_id.is_some() {
-            meta.min_visibility = self.settings.retrieval.min_visibility;
+            meta.min_visibility = self.settings.retrieval.section.min_visibility;
         }
         Ok(meta)
     }
