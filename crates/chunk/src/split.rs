@@ -1,6 +1,7 @@
 //! Recursive splitting into units, and packing units into overlapping chunks.
 
 use crate::ChunkConfig;
+use skillrag_core::is_han_ideograph_or_ideographic_plane;
 use std::ops::Range;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -241,7 +242,7 @@ fn sentence_ends(s: &str) -> Vec<usize> {
         let at_space = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
         if is_ascii_end && !at_space {
             // `3.14`, `a.b` – not a sentence end; unless CJK follows directly (`.` then `中`).
-            if chars.peek().is_none_or(|&(_, n)| !is_cjk_char(n)) {
+            if chars.peek().is_none_or(|&(_, n)| !is_han_ideograph_or_ideographic_plane(n)) {
                 continue;
             }
         }
@@ -322,10 +323,6 @@ fn starts_block(line: &str) -> bool {
 fn ends_line_block(before: &str) -> bool {
     let last = before.trim_end_matches('\n').trim_end();
     last.ends_with(['：', ':', '|'])
-}
-
-fn is_cjk_char(c: char) -> bool {
-    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3134F)
 }
 
 /// Windows of at most `max` characters, cut between grapheme clusters (never inside an emoji).

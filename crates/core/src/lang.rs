@@ -1,3 +1,5 @@
+use crate::script::is_han_ideograph;
+
 /// The language of a question or text, as far as the pipeline needs it: which analyzer
 /// path dominates and which language a refusal is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,7 +13,7 @@ impl Language {
     pub fn detect(text: &str) -> Language {
         let (mut cjk, mut letters) = (0usize, 0usize);
         for c in text.chars() {
-            if is_cjk(c) {
+            if is_han_ideograph(c) {
                 cjk += 1;
                 letters += 1;
             } else if c.is_alphabetic() {
@@ -47,18 +49,12 @@ pub fn is_traditional(text: &str) -> bool {
     let converted = simplified(text);
     let (mut cjk, mut changed) = (0usize, 0usize);
     for (written, simple) in text.chars().zip(converted.chars()) {
-        if is_cjk(written) {
+        if is_han_ideograph(written) {
             cjk += 1;
             changed += (written != simple) as usize;
         }
     }
     changed > 0 && changed * 20 >= cjk
-}
-
-/// CJK unified ideographs (with extensions A–F and compatibility ideographs).
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2EBEF | 0x30000..=0x3134F)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! is a pointer, not a quote, and is not checked.
 
 use skillrag_ask::{marker_len, Answer};
+use skillrag_core::is_bmp_east_asian_or_fullwidth_form;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -115,10 +116,6 @@ pub(crate) fn strip_markers(text: &str) -> String {
     out
 }
 
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3000..=0x9FFF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF)
-}
-
 /// `text` as the answer shows knowledge text: each run of whitespace becomes one space, except
 /// that a line break between two CJK characters is dropped (hard-wrapped lines joined). Also
 /// returns where the line breaks were ([`Document::breaks`]).
@@ -139,7 +136,8 @@ pub(crate) fn normalize(text: &str) -> (String, Vec<usize>) {
         if newline {
             breaks.push(out.len());
         }
-        let between_cjk = out.chars().last().is_some_and(is_cjk) && chars.peek().is_some_and(|&n| is_cjk(n));
+        let between_cjk = out.chars().last().is_some_and(is_bmp_east_asian_or_fullwidth_form)
+            && chars.peek().is_some_and(|&n| is_bmp_east_asian_or_fullwidth_form(n));
         if !(newline && between_cjk) {
             out.push(' ');
         }

@@ -6,6 +6,7 @@
 //! whole), and no space between Chinese words (Tesseract spaces every word it finds).
 
 use crate::PageText;
+use skillrag_core::is_han_kana_or_hangul_syllable;
 
 /// One recognized word.
 struct Word<'a> {
@@ -66,7 +67,7 @@ fn word(row: &str) -> Option<Word<'_>> {
 /// together.
 fn needs_space(text: &str, next: &str) -> bool {
     match (text.chars().next_back(), next.chars().next()) {
-        (Some(a), Some(b)) => !(cjk_like(a) || cjk_like(b)),
+        (Some(a), Some(b)) => !(is_han_kana_or_hangul_syllable(a) || is_han_kana_or_hangul_syllable(b)),
         _ => false,
     }
 }
@@ -74,7 +75,7 @@ fn needs_space(text: &str, next: &str) -> bool {
 /// Appends a word; ASCII punctuation right after a Chinese character becomes its full-width
 /// form, as Chinese text writes it (Tesseract's Chinese models often read `；` as `;`).
 fn push_word(text: &mut String, word: &str) {
-    let after_cjk = text.chars().next_back().is_some_and(cjk_like);
+    let after_cjk = text.chars().next_back().is_some_and(is_han_kana_or_hangul_syllable);
     let mut chars = word.chars();
     if after_cjk {
         if let Some(first) = chars.clone().next() {
@@ -96,14 +97,6 @@ fn full_width(c: char) -> Option<char> {
         '!' => '！',
         _ => return None,
     })
-}
-
-/// CJK ideographs, kana, hangul, and CJK or full-width punctuation.
-fn cjk_like(c: char) -> bool {
-    matches!(c as u32,
-        0x2E80..=0x2FDF | 0x3000..=0x303F | 0x3040..=0x30FF | 0x3100..=0x312F | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFFEF
-        | 0x20000..=0x2FA1F)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ mod stopwords;
 
 use jieba_rs::Jieba;
 use rust_stemmers::{Algorithm, Stemmer};
-use skillrag_core::{is_cjk, simplified};
+use skillrag_core::{is_han_ideograph, simplified};
 use std::collections::HashSet;
 use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
@@ -62,7 +62,7 @@ pub fn tokens(text: &str) -> Vec<Token> {
 /// Routing asks this of every retrieved passage for the few terms of a question.
 pub fn terms_present<'a>(text: &str, wanted: &'a [String]) -> HashSet<&'a str> {
     let (cjk_wanted, other_wanted): (Vec<&String>, Vec<&String>) =
-        wanted.iter().partition(|t| !t.is_empty() && t.chars().all(is_cjk));
+        wanted.iter().partition(|t| !t.is_empty() && t.chars().all(is_han_ideograph));
     let tokens = tokens_of_runs(text, |run, cjk| {
         if cjk {
             cjk_wanted.iter().any(|t| run.contains(t.as_str()))
@@ -81,7 +81,7 @@ pub fn folded_lower(text: &str) -> String {
 }
 
 /// The tokens of the script runs of NFKC-folded, Simplified `text` for which
-/// `analyze_run(run, is_cjk)` holds.
+/// `analyze_run(run, is_han_ideograph)` holds.
 fn tokens_of_runs(text: &str, analyze_run: impl Fn(&str, bool) -> bool) -> Vec<Token> {
     let folded: String = simplified(&text.nfkc().collect::<String>());
     let mut out = Vec::new();
@@ -92,7 +92,7 @@ fn tokens_of_runs(text: &str, analyze_run: impl Fn(&str, bool) -> bool) -> Vec<T
         if cjk {
             for token in jieba().cut_for_search(run, true) {
                 let word = token.word;
-                if word.chars().all(is_cjk) && !stopwords::is_chinese_stopword(word) {
+                if word.chars().all(is_han_ideograph) && !stopwords::is_chinese_stopword(word) {
                     out.push(Token {
                         term: word.to_string(),
                         start: start + token.byte_start,
@@ -124,7 +124,7 @@ fn script_runs(text: &str) -> Vec<(usize, &str, bool)> {
     let mut start = 0;
     let mut current: Option<bool> = None;
     for (i, c) in text.char_indices() {
-        let cjk = is_cjk(c);
+        let cjk = is_han_ideograph(c);
         match current {
             Some(k) if k == cjk => {}
             Some(k) => {
@@ -159,7 +159,7 @@ pub fn keywords(text: &str, n: usize) -> Vec<String> {
 /// would split.
 pub fn general_chinese_idf(word: &str) -> Option<f32> {
     use jieba_rs::KeywordExtract;
-    if word.chars().count() < 2 || !word.chars().all(is_cjk) {
+    if word.chars().count() < 2 || !word.chars().all(is_han_ideograph) {
         return None;
     }
     // jieba exposes the table only through keyword extraction: one word alone scores its IDF.

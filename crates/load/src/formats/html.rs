@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 
 use markup5ever_rcdom::{Handle, NodeData};
+use skillrag_core::is_east_asian_or_fullwidth_form;
 
 use super::embedded::{self, HtmlSource, Pictures};
 use super::html_guard::{parse_limited, MAX_HTML_DEPTH};
@@ -589,7 +590,8 @@ impl Walker {
             if let Some(newline) = self.pending_space.take() {
                 let last = self.inline.chars().next_back();
                 // A line break between two CJK characters is no space (CSS segment break rules).
-                let cjk_join = newline && last.is_some_and(is_cjk) && is_cjk(c);
+                let cjk_join =
+                    newline && last.is_some_and(is_east_asian_or_fullwidth_form) && is_east_asian_or_fullwidth_form(c);
                 if last.is_some_and(|l| l != '\n') && !cjk_join {
                     self.inline.push(' ');
                 }
@@ -639,10 +641,6 @@ impl Walker {
             sink.push(block);
         }
     }
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c, '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF00}'..='\u{FFEF}' | '\u{20000}'..='\u{3FFFF}')
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::base::contract::{marker_len, Citation, Context};
 use crate::base::evidence::TermStats;
 use crate::base::messages;
 use crate::base::question::Question;
-use skillrag_core::{Hit, Language};
+use skillrag_core::{is_bmp_east_asian_or_fullwidth_form, Hit, Language};
 use std::collections::{HashMap, HashSet};
 
 /// A shown unit is cut after the last sentence that ends within this many characters.
@@ -436,7 +436,6 @@ fn strip_markers(sentence: &str) -> String {
 /// prose again. Each run of whitespace becomes one space, except that a line break between two
 /// CJK characters is dropped.
 fn unwrap_lines(sentence: &str) -> String {
-    let cjk = |c: char| matches!(c as u32, 0x3000..=0x9FFF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF);
     // Only layout whitespace: a no-break space (35\u{202f}000) is part of what it separates.
     let layout = |c: &char| matches!(c, ' ' | '\t' | '\n' | '\r');
     let mut out = String::with_capacity(sentence.len());
@@ -451,7 +450,8 @@ fn unwrap_lines(sentence: &str) -> String {
             newline |= w == '\n';
             chars.next();
         }
-        let between_cjk = out.chars().last().is_some_and(cjk) && chars.peek().is_some_and(|&n| cjk(n));
+        let between_cjk = out.chars().last().is_some_and(is_bmp_east_asian_or_fullwidth_form)
+            && chars.peek().is_some_and(|&n| is_bmp_east_asian_or_fullwidth_form(n));
         if !(newline && between_cjk) {
             out.push(' ');
         }

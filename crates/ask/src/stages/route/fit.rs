@@ -426,7 +426,7 @@ fn question_sized(sentence: &str) -> bool {
     if sentence.starts_with(['#', '|', '-', '*', '>', '[', '!']) {
         return false;
     }
-    let cjk = sentence.chars().filter(|c| skillrag_core::is_cjk(*c)).count();
+    let cjk = sentence.chars().filter(|c| skillrag_core::is_han_ideograph(*c)).count();
     if cjk > 0 {
         (10..=40).contains(&cjk)
     } else {

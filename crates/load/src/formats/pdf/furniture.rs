@@ -4,9 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::cjk::is_cjk;
 use super::glyphs::Page;
 use super::rows::{row_text, Row};
+use skillrag_core::is_han_kana_hangul_or_fullwidth;
 
 /// Rows of each page that are running headers, footers or page numbers.
 pub(super) fn furniture(pages: &[Page], rows: &[Vec<Row>]) -> Vec<HashSet<usize>> {
@@ -69,7 +69,7 @@ fn is_page_number(text: &str) -> bool {
     let mut word = String::new();
     let allowed = |w: &str| w.is_empty() || ["page", "pages", "pg", "p", "pp", "of", "seite", "von"].contains(&w);
     for c in lower.chars() {
-        if c.is_alphabetic() && !is_cjk(c) {
+        if c.is_alphabetic() && !is_han_kana_hangul_or_fullwidth(c) {
             word.push(c);
             continue;
         }

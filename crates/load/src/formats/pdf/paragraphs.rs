@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::cjk::is_cjk;
 use super::rows::{Kind, Line};
+use skillrag_core::is_han_kana_hangul_or_fullwidth;
 
 enum Sep {
     /// A new paragraph.
@@ -124,7 +124,7 @@ fn join(a: &Line, b: &Line, words: &WordSets) -> Sep {
             return Sep::Nothing; // "Wi-" + "Fi"
         }
     }
-    if is_cjk_side(&a.text, true) && is_cjk_side(&b.text, false) {
+    if cjk_at_edge(&a.text, true) && cjk_at_edge(&b.text, false) {
         return if ends_sentence(&a.text) { Sep::Newline } else { Sep::Nothing };
     }
     if ends_sentence(&a.text) {
@@ -170,12 +170,12 @@ impl WordSets {
 
 /// Whether a line's last (or first) character is Chinese, Japanese or Korean text or its
 /// punctuation, quotes after or before such a character included.
-fn is_cjk_side(text: &str, end: bool) -> bool {
+fn cjk_at_edge(text: &str, end: bool) -> bool {
     let quote = |c: char| "“”‘’\"'…—·".contains(c);
     let mut chars: Box<dyn Iterator<Item = char>> =
         if end { Box::new(text.chars().rev()) } else { Box::new(text.chars()) };
     for c in &mut chars {
-        if is_cjk(c) {
+        if is_han_kana_hangul_or_fullwidth(c) {
             return true;
         }
         if !quote(c) {
@@ -188,7 +188,7 @@ fn is_cjk_side(text: &str, end: bool) -> bool {
 /// Ends with sentence-final punctuation of Chinese text (closing quotes and brackets skipped).
 fn ends_sentence(text: &str) -> bool {
     let last = text.trim_end_matches(|c: char| "”’」』）)】\"'".contains(c)).chars().next_back();
-    last.is_some_and(|c| "。！？!?…".contains(c)) && is_cjk_side(text, true)
+    last.is_some_and(|c| "。！？!?…".contains(c)) && cjk_at_edge(text, true)
 }
 
 #[cfg(test)]

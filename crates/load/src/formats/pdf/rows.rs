@@ -1,8 +1,8 @@
 //! Rows and lines: a page's glyphs grouped into rows by baseline (duplicates drawn for fake bold
 //! counted once), and glyphs joined into words by the gaps between them.
 
-use super::cjk::is_cjk;
 use super::glyphs::{Glyph, Page};
+use skillrag_core::is_han_kana_hangul_or_fullwidth;
 
 /// Glyphs sharing a baseline, left to right.
 #[derive(Debug, Clone)]
@@ -107,7 +107,8 @@ pub(super) fn line_of(page: &Page, glyphs: &[Glyph]) -> Option<(String, f64, f64
         let s = page.text(g);
         if let Some(p) = prev {
             let gap = g.x0 - p.x1;
-            let cjk = s.chars().next().is_some_and(is_cjk) && text.chars().next_back().is_some_and(is_cjk);
+            let cjk = s.chars().next().is_some_and(is_han_kana_hangul_or_fullwidth)
+                && text.chars().next_back().is_some_and(is_han_kana_hangul_or_fullwidth);
             // Justified Chinese spreads characters apart; only a wide gap is a space there.
             let threshold = if cjk { 0.5 } else { 0.18 } * g.size.max(p.size);
             if pending_space || gap > threshold {
@@ -115,7 +116,7 @@ pub(super) fn line_of(page: &Page, glyphs: &[Glyph]) -> Option<(String, f64, f64
                 first_word_end.get_or_insert(p.x1);
             }
         }
-        if prev.is_none() && s.chars().next().is_some_and(is_cjk) {
+        if prev.is_none() && s.chars().next().is_some_and(is_han_kana_hangul_or_fullwidth) {
             first_word_end = Some(g.x1);
         }
         text.push_str(s);
