@@ -29,8 +29,7 @@ pub fn gate_timed(answer: &mut Answer, gate_ms: f64, gated: bool) {
 /// The route stage's decision, its time (less the probes', which are retrieval work) and the
 /// probes' notices, once each.
 pub fn routed(answer: &mut Answer, routed: &Routed, route_ms: f64) {
-    answer.route = routed.route.clone();
-    answer.timings_ms.route = route_ms - routed.probe_ms;
+    route_only(answer, routed, route_ms);
     let mut notices: Vec<String> = routed.probed.probes.values().filter_map(|p| p.notice.clone()).collect();
     notices.sort();
     notices.dedup();
