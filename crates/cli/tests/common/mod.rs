@@ -61,6 +61,56 @@ pub fn json_lines(mut cmd: Command, input: &str) -> (Vec<Value>, Output) {
     (lines, out)
 }
 
+/// The peak resident memory of a live process, in MiB, from `/proc/PID/status` (`VmHWM`): the
+/// hostile tests bound memory with it, since a bomb that is refused late still costs its peak.
+pub fn peak_rss_mib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
+/// Runs `cmd` to its end and fails the test if it runs past `time` or its resident memory ever
+/// passes `memory_mib` (sampled every 20 ms, so a short spike can be missed, never invented).
+/// Returns the output and the peak seen.
+pub fn run_bounded(mut cmd: Command, time: std::time::Duration, memory_mib: u64) -> (Output, u64) {
+    use std::process::Stdio;
+    let started = std::time::Instant::now();
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    // Drain the pipes while waiting, so a chatty child cannot block on a full pipe.
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut buf);
+        buf
+    });
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        peak = peak.max(peak_rss_mib(child.id()).unwrap_or(0));
+        if peak > memory_mib || started.elapsed() > time {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{cmd:?} passed its bound: {:?} (limit {time:?}), peak {peak} MiB (limit {memory_mib} MiB)",
+                started.elapsed()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let output =
+        Output { status, stdout: out_reader.join().expect("stdout"), stderr: err_reader.join().expect("stderr") };
+    (output, peak)
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
