@@ -301,7 +301,12 @@ fn pdf(
     let boxes: Vec<skillrag_ocr::PageBox> = pdf
         .scanned
         .iter()
-        .map(|p| skillrag_ocr::PageBox { number: p.number, width_pt: p.width_pt, height_pt: p.height_pt })
+        .map(|p| skillrag_ocr::PageBox {
+            number: p.number,
+            width_pt: p.width_pt,
+            height_pt: p.height_pt,
+            image: p.image,
+        })
         .collect();
     let mut read = Read::default();
     let mut scanned_text = Vec::new();

@@ -53,6 +53,8 @@ pub enum OcrError {
     ImageTooLarge { width: usize, height: usize, megapixels: u64, limit: u32 },
     #[error("page {page} is {width_in:.0} × {height_in:.0} inches: even at {min_dpi} dpi it is over the limit of {limit} megapixels (`[index] max_ocr_megapixels` raises it)")]
     PageTooLarge { page: u32, width_in: f64, height_in: f64, min_dpi: u32, limit: u32 },
+    #[error("page {page} draws an image of {width} × {height} pixels ({megapixels} megapixels), over the limit of {limit}; not decoded (a decompression bomb? `[index] max_ocr_megapixels` raises it)")]
+    PageImageTooLarge { page: u32, width: u64, height: u64, megapixels: u64, limit: u32 },
     #[error("not an image this indexer reads ({0})")]
     NotAnImage(String),
     #[error("{0}")]
@@ -99,6 +101,9 @@ pub struct PageBox {
     pub number: u32,
     pub width_pt: f64,
     pub height_pt: f64,
+    /// The largest image the page draws, `(width, height)` as its PDF dictionary declares it:
+    /// a renderer decodes it whole whatever the resolution asked, so it is bounded first.
+    pub image: Option<(u64, u64)>,
 }
 
 /// A picture's text and size.
@@ -303,10 +308,18 @@ impl Ocr {
         Ok(())
     }
 
-    /// The configured resolution, lowered for a large page so that it fits the pixel budget.
+    /// The configured resolution, lowered for a large page so that it fits the pixel budget; a
+    /// page drawing an image over the budget is refused before a renderer decodes it.
     fn dpi_for(&self, page: &PageBox) -> Result<u32, OcrError> {
-        let (w, h) = (page.width_pt.abs() / 72.0, page.height_pt.abs() / 72.0);
         let limit = self.settings.max_megapixels;
+        if let Some((width, height)) = page.image {
+            let pixels = width.saturating_mul(height);
+            if pixels > u64::from(limit) * 1_000_000 {
+                let megapixels = pixels / 1_000_000;
+                return Err(OcrError::PageImageTooLarge { page: page.number, width, height, megapixels, limit });
+            }
+        }
+        let (w, h) = (page.width_pt.abs() / 72.0, page.height_pt.abs() / 72.0);
         let area = (w * h).max(1e-6);
         let fitting = (f64::from(limit) * 1e6 / area).sqrt().floor();
         let dpi = f64::from(self.settings.dpi).min(fitting);

@@ -88,13 +88,13 @@ fn pictures_are_sized_before_they_are_read_and_cached_after() {
 #[test]
 fn large_pages_render_at_a_lower_resolution_or_not_at_all() {
     let ocr = Ocr::new(fake(), None, OcrSettings::default());
-    let a4 = PageBox { number: 1, width_pt: 595.0, height_pt: 842.0 };
+    let a4 = PageBox { number: 1, width_pt: 595.0, height_pt: 842.0, image: None };
     assert_eq!(ocr.dpi_for(&a4).unwrap(), 300);
     // A0 (33 × 47 in) at 300 dpi is 140 megapixels: rendered at the resolution that fits 64.
-    let a0 = PageBox { number: 2, width_pt: 2384.0, height_pt: 3370.0 };
+    let a0 = PageBox { number: 2, width_pt: 2384.0, height_pt: 3370.0, image: None };
     let dpi = ocr.dpi_for(&a0).unwrap();
     assert!((150..300).contains(&dpi), "{dpi}");
-    let huge = PageBox { number: 3, width_pt: 14_400.0, height_pt: 14_400.0 };
+    let huge = PageBox { number: 3, width_pt: 14_400.0, height_pt: 14_400.0, image: None };
     let err = ocr.dpi_for(&huge).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -105,7 +105,7 @@ fn large_pages_render_at_a_lower_resolution_or_not_at_all() {
 #[test]
 fn without_pdftoppm_pages_say_what_to_install() {
     let ocr = Ocr::new(fake(), None, OcrSettings::default());
-    let pages = [PageBox { number: 1, width_pt: 595.0, height_pt: 842.0 }];
+    let pages = [PageBox { number: 1, width_pt: 595.0, height_pt: 842.0, image: None }];
     let results = ocr.pdf_pages(Path::new("scan.pdf"), "h", &pages);
     let err = results[0].as_ref().unwrap_err();
     assert!(err.to_string().starts_with("pdftoppm is not installed; install Tesseract and poppler-utils"), "{err}");
@@ -182,7 +182,7 @@ fn tesseract_reports_bad_pictures() {
 fn pdftoppm_renders_scanned_pages_for_tesseract() {
     let Some(ocr) = real_ocr() else { return };
     let zh = ocr.with_languages(Languages::parse("chi_sim+eng").unwrap()).unwrap();
-    let a4 = |number| PageBox { number, width_pt: 595.0, height_pt: 842.0 };
+    let a4 = |number| PageBox { number, width_pt: 595.0, height_pt: 842.0, image: None };
     let pages = zh.pdf_pages(&scan("scan-zh.pdf"), "t6", &[a4(2), a4(1)]);
     let two: String = pages[0].as_ref().unwrap().text.split_whitespace().collect();
     assert!(two.contains("试用期不得超过六个月"), "{two}");

@@ -1,7 +1,7 @@
 //! Files built to cost far more to read than their size: each is refused within a bounded
 //! time, with a message naming the file and the limit, and the rest of the skill is indexed.
 
-use crate::common::{demo, skillrag, stderr};
+use crate::common::{demo, lexical, ocr_available, run_bounded, skillrag, stderr};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -9,20 +9,31 @@ use std::time::{Duration, Instant};
 /// A one-page PDF whose page content is `content`, stored FlateDecode-compressed, with a
 /// correct cross-reference table.
 fn pdf_with_content(content: &[u8]) -> Vec<u8> {
+    pdf_of(
+        &deflate(content),
+        "/Font << /F1 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    )
+}
+
+fn deflate(bytes: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
-    encoder.write_all(content).unwrap();
-    let stream = encoder.finish().unwrap();
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// A one-page PDF: its compressed page content `stream`, the page's `resources` and object 5.
+fn pdf_of(stream: &[u8], resources: &str, object5: Vec<u8>) -> Vec<u8> {
     let mut pdf = b"%PDF-1.5\n".to_vec();
     let mut offsets = Vec::new();
     let objects: Vec<Vec<u8>> = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R \
-           /Resources << /Font << /F1 5 0 R >> >> >>"
-            .to_vec(),
-        [format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", stream.len()).as_bytes(), &stream, b"\nendstream"]
+        format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << {resources} >> >>")
+            .into_bytes(),
+        [format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", stream.len()).as_bytes(), stream, b"\nendstream"]
             .concat(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        object5,
     ];
     for (i, body) in objects.iter().enumerate() {
         offsets.push(pdf.len());
@@ -39,6 +50,29 @@ fn pdf_with_content(content: &[u8]) -> Vec<u8> {
         format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes(),
     );
     pdf
+}
+
+/// A one-page PDF that draws one 1-bit `side` × `side` FlateDecode image, all white: for
+/// 120 000 it is 1.7 MB on disk and 1.8 GB decoded (the audit's image bomb).
+fn pdf_with_image(side: usize) -> Vec<u8> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let rows = vec![0u8; side.div_ceil(8) * 1000];
+    for _ in 0..side / 1000 {
+        encoder.write_all(&rows).unwrap();
+    }
+    let image = encoder.finish().unwrap();
+    let object5 = [
+        format!(
+            "<< /Type /XObject /Subtype /Image /Width {side} /Height {side} /BitsPerComponent 1 \
+             /ColorSpace /DeviceGray /Filter /FlateDecode /Length {} >>\nstream\n",
+            image.len()
+        )
+        .as_bytes(),
+        &image,
+        b"\nendstream",
+    ]
+    .concat();
+    pdf_of(&deflate(b"q 595 0 0 842 0 0 cm /Im1 Do Q"), "/XObject << /Im1 5 0 R >>", object5)
 }
 
 /// Runs `index` in `dir` and fails the test if it takes more than `limit`.
@@ -129,4 +163,70 @@ fn a_huge_file_a_single_5_mb_line_and_20000_tiny_files_are_refused_or_indexed() 
         assert!(result["hits"][0]["source"].as_str().unwrap_or("").ends_with(file), "{query}: {result}");
     }
     eprintln!("50 MB file refused; 5 MB line + 20 000 files indexed in {took:?}");
+}
+
+/// Issue 46, item 12: pdf-extract inflated an image XObject whole (and parsed it as page
+/// content): `extract` went to 5.3 GB with OCR off. Images are now measured from their
+/// dictionaries and never decoded in-process; OCR refuses the page, naming the image's size.
+#[test]
+fn a_pdf_image_bomb_is_not_decoded_and_ocr_refuses_it_with_the_reason() {
+    let bomb = pdf_with_image(120_000);
+    assert!(bomb.len() < 2 * 1024 * 1024, "{}", bomb.len());
+    let project = tempfile::tempdir().unwrap();
+    let file = project.path().join("bomb.pdf");
+    std::fs::write(&file, &bomb).unwrap();
+    let extract = || {
+        let mut cmd = lexical(project.path(), &["extract"]);
+        cmd.arg(&file);
+        cmd
+    };
+    std::fs::write(project.path().join("skillrag.toml"), "skills = [\"skills\"]\n[index]\nocr = false\n").unwrap();
+    let (out, peak) = run_bounded(extract(), Duration::from_secs(60), 400);
+    let message = stderr(&out);
+    assert!(!out.status.success() && message.contains("no text layer"), "{message}");
+    eprintln!("OCR off: refused at a peak of {peak} MiB: {message}");
+    if !ocr_available() {
+        return;
+    }
+    std::fs::write(project.path().join("skillrag.toml"), "skills = [\"skills\"]\n").unwrap();
+    let (out, peak) = run_bounded(extract(), Duration::from_secs(60), 400);
+    let message = stderr(&out);
+    assert!(!out.status.success(), "{message}");
+    assert!(
+        message.contains("page 1 draws an image of 120000 × 120000 pixels") && message.contains("max_ocr_megapixels"),
+        "the refusal says why: {message}"
+    );
+    eprintln!("OCR on: refused at a peak of {peak} MiB: {message}");
+}
+
+/// Issue 46, item 24: a malformed page content stream showed pdf-extract's panic, "called
+/// `Result::unwrap()` on an `Err` value". Each file is now refused with the operation at fault,
+/// and the rest of the skill is indexed.
+#[test]
+fn malformed_pdf_streams_are_named_not_unwrapped() {
+    let project = demo();
+    let knowledge = project.path().join("skills/router-faq/knowledge");
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("font-number.pdf", b"BT 12 12 Tf 72 720 Td (hello) Tj ET", "operation 2 `Tf` needs a font name and a size"),
+        ("td-short.pdf", b"BT /F1 12 Tf 72 Td (hello) Tj ET", "`Td` needs 2 numbers, found 1 operand(s): number"),
+        ("no-font.pdf", b"BT 72 720 Td (hello) Tj ET", "`Tj` shows text before any font is set"),
+        ("tm-short.pdf", b"BT /F1 12 Tf 1 0 Tm (x) Tj ET", "`Tm` needs 6 numbers"),
+        ("missing-xobject.pdf", b"/Nope Do", "a /XObject resource the content uses is missing or malformed"),
+    ];
+    for (name, content, _) in &cases {
+        std::fs::write(knowledge.join(name), pdf_with_content(content)).unwrap();
+    }
+    let (out, peak) = run_bounded(lexical(project.path(), &["index", "--json"]), Duration::from_secs(120), 600);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (name, _, reason) in &cases {
+        let message = refusal_of(&report, name)["message"].as_str().unwrap().to_string();
+        assert!(message.contains("page 1") && message.contains(reason), "{name}: {message}");
+        for internal in ["unwrap", "assertion", "index out of bounds", "panicked"] {
+            assert!(!message.contains(internal), "{name}: {message}");
+        }
+    }
+    let router = report["skills"].as_array().unwrap().iter().find(|s| s["skill"] == "router-faq").unwrap();
+    assert!(router["chunks"].as_u64().unwrap() > 0, "the other files are indexed: {router}");
+    eprintln!("{} malformed PDFs named; peak {peak} MiB", cases.len());
 }

@@ -61,7 +61,7 @@ pub(super) fn collect_page(doc: &Document, number: u32) -> Result<Page, String> 
     match contained(|| pdf_extract::output_doc_page(doc, &mut page, number)) {
         Ok(Ok(())) => Ok(page),
         Ok(Err(e)) => Err(e.to_string()),
-        Err(msg) => Err(format!("the PDF parser failed ({msg})")),
+        Err(msg) => Err(super::operators::describe_panic(&msg)),
     }
 }
 

@@ -26,6 +26,8 @@ mod columns;
 mod fixtures;
 mod furniture;
 mod glyphs;
+mod images;
+mod operators;
 mod paragraphs;
 mod rows;
 
@@ -66,22 +68,32 @@ pub struct ScannedPage {
     pub number: u32,
     pub width_pt: f64,
     pub height_pt: f64,
+    /// The largest image the page draws, `(width, height)` in pixels as its dictionary declares
+    /// them (never decoded here): OCR refuses a bomb before rendering it.
+    pub image: Option<(u64, u64)>,
 }
 
 /// As [`extract_pdf`], keeping a mixed or scanned PDF's pages without text apart.
 pub fn extract_pdf_pages(bytes: &[u8], limits: &ExtractLimits) -> Result<PdfPages, ExtractError> {
-    let doc = load(bytes)?;
+    let mut doc = load(bytes)?;
     let title = info_title(&doc);
-    let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
+    let page_ids = doc.get_pages();
+    let numbers: Vec<u32> = page_ids.keys().copied().collect();
     if numbers.is_empty() {
         return Err(corrupt("the document has no pages"));
     }
     budget::check(&doc, bytes.len(), limits)?;
+    let images: std::collections::HashMap<u32, (u64, u64)> = page_ids
+        .iter()
+        .filter_map(|(&number, &id)| images::largest_on_page(&doc, id).map(|size| (number, size)))
+        .collect();
+    images::strip(&mut doc);
     let mut pages = Vec::with_capacity(numbers.len());
     let mut first_error = None;
     let mut text_bytes = 0usize;
     for &number in &numbers {
-        match collect_page(&doc, number) {
+        let checked = page_ids.get(&number).map_or(Ok(()), |&id| operators::check_page(&doc, id));
+        match checked.and_then(|()| collect_page(&doc, number)) {
             Ok(page) => {
                 text_bytes += page.text_len();
                 if text_bytes > limits.max_text_bytes {
@@ -107,7 +119,12 @@ pub fn extract_pdf_pages(bytes: &[u8], limits: &ExtractLimits) -> Result<PdfPage
     let scanned: Vec<ScannedPage> = pages
         .iter()
         .filter(|p| !p.has_text())
-        .map(|p| ScannedPage { number: p.number, width_pt: p.width, height_pt: p.height })
+        .map(|p| ScannedPage {
+            number: p.number,
+            width_pt: p.width,
+            height_pt: p.height,
+            image: images.get(&p.number).copied(),
+        })
         .collect();
     if scanned.len() == pages.len() {
         if let Some(reason) = first_error {
@@ -135,7 +152,7 @@ fn load(bytes: &[u8]) -> Result<Document, ExtractError> {
     // lopdf and pdf-extract can panic on malformed input (unwrap/expect on unexpected object
     // types); a panic is turned into `Corrupt` so one bad file never takes the indexer down.
     let doc = contained(|| Document::load_mem(bytes))
-        .map_err(|msg| corrupt(format!("the PDF parser failed ({msg})")))?
+        .map_err(|msg| corrupt(operators::describe_panic(&msg)))?
         .map_err(|e| match e {
             pdf_extract::Error::Decryption(_) | pdf_extract::Error::InvalidPassword => ExtractError::Encrypted,
             e => corrupt(e.to_string()),
