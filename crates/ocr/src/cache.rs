@@ -31,16 +31,33 @@ impl OcrCache {
     /// Writes an entry; a cache that cannot be written only costs the next run its time, so
     /// failures are ignored.
     pub(crate) fn put(&self, key: &str, page: &PageText) {
-        let path = self.path(key);
+        if let Ok(bytes) = serde_json::to_vec(page) {
+            self.write(&self.path(key), &bytes);
+        }
+    }
+
+    /// Why the tools failed on this page in an earlier run, if they did: a file that made
+    /// Tesseract run to its timeout would otherwise cost every re-index the same 300 s.
+    pub(crate) fn failure(&self, key: &str) -> Option<String> {
+        let bytes = std::fs::read(self.failure_path(key)).ok()?;
+        serde_json::from_slice::<Failure>(&bytes).ok().map(|f| f.failed)
+    }
+
+    pub(crate) fn put_failure(&self, key: &str, message: &str) {
+        if let Ok(bytes) = serde_json::to_vec(&Failure { failed: message.to_string() }) {
+            self.write(&self.failure_path(key), &bytes);
+        }
+    }
+
+    fn write(&self, path: &Path, bytes: &[u8]) {
         let Some(folder) = path.parent() else { return };
         if std::fs::create_dir_all(folder).is_err() {
             return;
         }
-        let Ok(bytes) = serde_json::to_vec(page) else { return };
         if let Ok(mut file) = tempfile::NamedTempFile::new_in(folder) {
             use std::io::Write;
-            if file.write_all(&bytes).is_ok() {
-                let _ = file.persist(&path);
+            if file.write_all(bytes).is_ok() {
+                let _ = file.persist(path);
             }
         }
     }
@@ -48,6 +65,16 @@ impl OcrCache {
     fn path(&self, key: &str) -> PathBuf {
         self.dir.join(&key[..2]).join(format!("{key}.json"))
     }
+
+    fn failure_path(&self, key: &str) -> PathBuf {
+        self.dir.join(&key[..2]).join(format!("{key}.failed.json"))
+    }
+}
+
+/// A failure kept in the cache: the message the tool's failure gave.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Failure {
+    failed: String,
 }
 
 /// The cache key of one page (0 for an image) of the file whose bytes hash to `content_hash`.

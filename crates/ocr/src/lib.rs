@@ -10,6 +10,7 @@
 mod cache;
 mod child;
 mod languages;
+mod pages;
 mod render;
 mod tesseract;
 mod tsv;
@@ -55,6 +56,12 @@ pub enum OcrError {
     PageTooLarge { page: u32, width_in: f64, height_in: f64, min_dpi: u32, limit: u32 },
     #[error("page {page} draws an image of {width} × {height} pixels ({megapixels} megapixels), over the limit of {limit}; not decoded (a decompression bomb? `[index] max_ocr_megapixels` raises it)")]
     PageImageTooLarge { page: u32, width: u64, height: u64, megapixels: u64, limit: u32 },
+    #[error("page {page} of the TIFF is {width} × {height} pixels ({megapixels} megapixels), over the limit of {limit} (a decompression bomb? `[index] max_ocr_megapixels` raises it)")]
+    TiffPageTooLarge { page: usize, width: usize, height: usize, megapixels: u64, limit: u32 },
+    #[error("a malformed TIFF, not read: page {page}: {reason} (a damaged or hostile file?)")]
+    MalformedTiff { page: usize, reason: String },
+    #[error("the TIFF has more than {limit} pages; not read (split it into smaller files)")]
+    TooManyPages { limit: usize },
     #[error("not an image this indexer reads ({0})")]
     NotAnImage(String),
     #[error("{0}")]
@@ -63,6 +70,16 @@ pub enum OcrError {
     Timeout { tool: &'static str, seconds: u64 },
     #[error("{0}")]
     Io(String),
+    #[error("{0} (remembered from an earlier run: the file has not changed since; it is read again when it does)")]
+    Remembered(String),
+}
+
+impl OcrError {
+    /// Whether the failure comes from the file itself, so that reading it again would fail
+    /// the same way (and cost the same time): a tool that timed out or rejected it.
+    fn is_lasting(&self) -> bool {
+        matches!(self, OcrError::Timeout { .. } | OcrError::Unreadable(_))
+    }
 }
 
 /// Limits and quality settings (`[index]` in skillrag.toml).
@@ -228,7 +245,7 @@ impl Ocr {
             .iter()
             .map(|plan| match plan {
                 Err(e) => Some(Err(e.clone())),
-                Ok((_, key)) => self.cache.as_ref().and_then(|c| c.get(key)).map(Ok),
+                Ok((_, key)) => self.cached(key),
             })
             .collect();
         let todo: Vec<usize> = (0..pages.len()).filter(|&i| results[i].is_none()).collect();
@@ -240,14 +257,12 @@ impl Ocr {
         let read = |i: usize| -> Result<PageText, OcrError> {
             let Ok((dpi, key)) = &planned[i] else { unreachable!("planned pages only") };
             let _slot = self.slots.take();
-            let image = renderer.render(pdf, pages[i].number, *dpi, folder.path())?;
-            let page = self.recognizer.recognize(&image, &self.languages, Some(*dpi));
-            let _ = std::fs::remove_file(&image);
-            let page = page?;
-            if let Some(cache) = &self.cache {
-                cache.put(key, &page);
-            }
-            Ok(page)
+            let page = renderer.render(pdf, pages[i].number, *dpi, folder.path()).and_then(|image| {
+                let page = self.recognizer.recognize(&image, &self.languages, Some(*dpi));
+                let _ = std::fs::remove_file(&image);
+                page
+            });
+            self.keep(key, page)
         };
         let done = parallel(&todo, self.settings.threads, |&i| {
             let result = read(i);
@@ -265,9 +280,17 @@ impl Ocr {
     pub fn image(&self, path: &Path, content_hash: &str) -> Result<ImageText, OcrError> {
         let size = imagesize::size(path).map_err(|e| OcrError::NotAnImage(e.to_string()))?;
         self.check_size(size.width, size.height)?;
+        if pages::is_tiff(path) {
+            pages::walk_tiff(path, |page, width, height| {
+                self.check_size(width, height).map_err(|_| {
+                    let (pixels, limit) = (width as u64 * height as u64, self.settings.max_megapixels);
+                    OcrError::TiffPageTooLarge { page, width, height, megapixels: pixels / 1_000_000, limit }
+                })
+            })?;
+        }
         let key = cache::key(content_hash, 0, &self.languages.spec(), 0, self.recognizer.name());
-        let page = match self.cache.as_ref().and_then(|c| c.get(&key)) {
-            Some(page) => page,
+        let page = match self.cached(&key) {
+            Some(page) => page?,
             None => {
                 self.report(OcrEvent::Queued(1));
                 let page = {
@@ -275,11 +298,7 @@ impl Ocr {
                     self.recognizer.recognize(path, &self.languages, None)
                 };
                 self.report(OcrEvent::Done);
-                let page = page?;
-                if let Some(cache) = &self.cache {
-                    cache.put(&key, &page);
-                }
-                page
+                self.keep(&key, page)?
             }
         };
         Ok(ImageText { page, width: size.width, height: size.height })
@@ -297,6 +316,24 @@ impl Ocr {
             .map_err(|e| OcrError::Io(format!("no temporary file: {e}")))?;
         std::io::Write::write_all(&mut file, bytes).map_err(|e| OcrError::Io(e.to_string()))?;
         self.image(file.path(), &blake3::hash(bytes).to_hex())
+    }
+
+    /// A page read before: its text, or the lasting failure it gave.
+    fn cached(&self, key: &str) -> Option<Result<PageText, OcrError>> {
+        let cache = self.cache.as_ref()?;
+        cache.get(key).map(Ok).or_else(|| cache.failure(key).map(|why| Err(OcrError::Remembered(why))))
+    }
+
+    /// Keeps a page's result in the cache: its text, or a failure that would recur.
+    fn keep(&self, key: &str, page: Result<PageText, OcrError>) -> Result<PageText, OcrError> {
+        if let Some(cache) = &self.cache {
+            match &page {
+                Ok(text) => cache.put(key, text),
+                Err(e) if e.is_lasting() => cache.put_failure(key, &e.to_string()),
+                Err(_) => {}
+            }
+        }
+        page
     }
 
     fn check_size(&self, width: usize, height: usize) -> Result<(), OcrError> {

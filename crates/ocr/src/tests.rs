@@ -17,6 +17,9 @@ impl Recognizer for Fake {
     fn recognize(&self, image: &Path, languages: &Languages, _dpi: Option<u32>) -> Result<PageText, OcrError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let name = image.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("slow") {
+            return Err(OcrError::Timeout { tool: "tesseract", seconds: 300 });
+        }
         Ok(PageText { text: format!("{name} {languages}"), confidence: 0.9, words: 2 })
     }
 }
@@ -40,6 +43,86 @@ fn png_header(width: u32, height: u32) -> Vec<u8> {
     bytes.extend(height.to_be_bytes());
     bytes.extend([8, 0, 0, 0, 0, 0, 0, 0, 0]);
     bytes
+}
+
+/// A little-endian TIFF of 8-bit grey pages of the given sizes (one strip each, 64 bytes of pixel data
+/// shared by all), each page linking to the next; the last links to `last_next` (0: none).
+fn tiff(sizes: &[(u16, u16)], last_next: u32) -> Vec<u8> {
+    const ENTRIES: u32 = 8;
+    let ifd_len = 2 + ENTRIES * 12 + 4;
+    let pixels_at = 8 + ifd_len * sizes.len() as u32;
+    let mut bytes = b"II*\0".to_vec();
+    bytes.extend(8u32.to_le_bytes());
+    for (i, &(width, height)) in sizes.iter().enumerate() {
+        bytes.extend((ENTRIES as u16).to_le_bytes());
+        let short = |tag: u16, value: u16| {
+            [&tag.to_le_bytes()[..], &3u16.to_le_bytes(), &1u32.to_le_bytes(), &value.to_le_bytes(), &[0, 0]].concat()
+        };
+        let long = |tag: u16, value: u32| {
+            [&tag.to_le_bytes()[..], &4u16.to_le_bytes(), &1u32.to_le_bytes(), &value.to_le_bytes()].concat()
+        };
+        for entry in [
+            short(256, width),
+            short(257, height),
+            short(258, 8),
+            short(259, 1),
+            short(262, 1),
+            long(273, pixels_at),
+            short(278, height),
+            long(279, 64),
+        ] {
+            bytes.extend(entry);
+        }
+        let next = if i + 1 < sizes.len() { 8 + ifd_len * (i as u32 + 1) } else { last_next };
+        bytes.extend(next.to_le_bytes());
+    }
+    bytes.extend([255u8; 64]);
+    bytes
+}
+
+/// Issue 46, item 15: a TIFF whose page links back to itself kept Tesseract reading until its
+/// timeout. Item 22: only the first page's size was checked.
+#[test]
+fn tiff_pages_are_walked_before_tesseract_reads_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = fake();
+    let ocr = Ocr::new(engine.clone(), None, OcrSettings::default());
+    let write = |name: &str, bytes: Vec<u8>| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let looped = write("loop.tif", tiff(&[(8, 8)], 8));
+    assert!(std::fs::metadata(&looped).unwrap().len() < 220);
+    let err = ocr.image(&looped, "loop").unwrap_err();
+    assert!(matches!(err, OcrError::MalformedTiff { page: 1, .. }), "{err}");
+    assert!(err.to_string().contains("cycle"), "{err}");
+    let tall = write("tall.tif", tiff(&[(8, 8), (60_000, 60_000)], 0));
+    let err = ocr.image(&tall, "tall").unwrap_err();
+    assert!(matches!(err, OcrError::TiffPageTooLarge { page: 2, megapixels: 3600, limit: 64, .. }), "{err}");
+    let many = write("many.tif", tiff(&vec![(8, 8); pages::MAX_TIFF_PAGES + 1], 0));
+    assert!(matches!(ocr.image(&many, "many"), Err(OcrError::TooManyPages { .. })));
+    assert_eq!(engine.calls.load(Ordering::SeqCst), 0, "none of them reached Tesseract");
+    let good = write("good.tif", tiff(&[(8, 8), (8, 8)], 0));
+    assert_eq!(ocr.image(&good, "good").unwrap().page.text, "good.tif eng");
+}
+
+/// Issue 46, item 15: a failure that would recur (a timeout) is kept by content hash, so an
+/// unchanged file does not cost every re-index the same 300 s.
+#[test]
+fn lasting_failures_are_remembered_by_content_hash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = fake();
+    let ocr = Ocr::new(engine.clone(), None, OcrSettings::default()).with_cache(OcrCache::new(tmp.path().join("c")));
+    let slow = tmp.path().join("slow.png");
+    std::fs::write(&slow, TINY_PNG).unwrap();
+    assert!(matches!(ocr.image(&slow, "h1"), Err(OcrError::Timeout { .. })));
+    let again = ocr.image(&slow, "h1").unwrap_err();
+    assert!(matches!(&again, OcrError::Remembered(m) if m.contains("took longer than 300 s")), "{again}");
+    assert_eq!(engine.calls.load(Ordering::SeqCst), 1);
+    // Changed bytes are read again.
+    assert!(matches!(ocr.image(&slow, "h2"), Err(OcrError::Timeout { .. })));
+    assert_eq!(engine.calls.load(Ordering::SeqCst), 2);
 }
 
 #[test]

@@ -230,3 +230,70 @@ fn malformed_pdf_streams_are_named_not_unwrapped() {
     assert!(router["chunks"].as_u64().unwrap() > 0, "the other files are indexed: {router}");
     eprintln!("{} malformed PDFs named; peak {peak} MiB", cases.len());
 }
+
+/// A little-endian TIFF of 8-bit grey pages of the given sizes, one strip each, every page
+/// linking to the next and the last to `last_next` (0: none; 8: back to the first page).
+fn tiff(sizes: &[(u16, u16)], last_next: u32) -> Vec<u8> {
+    let ifd_len = 2 + 8 * 12 + 4;
+    let pixels_at = 8 + ifd_len * sizes.len() as u32;
+    let mut bytes = b"II*\0".to_vec();
+    bytes.extend(8u32.to_le_bytes());
+    for (i, &(width, height)) in sizes.iter().enumerate() {
+        bytes.extend(8u16.to_le_bytes());
+        let entry = |tag: u16, kind: u16, value: u32| {
+            let value = if kind == 3 { (value as u16 as u32).to_le_bytes() } else { value.to_le_bytes() };
+            [&tag.to_le_bytes()[..], &kind.to_le_bytes(), &1u32.to_le_bytes(), &value].concat()
+        };
+        let tags = [(256, 3, width.into()), (257, 3, height.into()), (258, 3, 8), (259, 3, 1), (262, 3, 1)];
+        for (tag, kind, value) in tags.into_iter().chain([(273, 4, pixels_at), (278, 3, height.into()), (279, 4, 64)]) {
+            bytes.extend(entry(tag, kind, value));
+        }
+        let next = if i + 1 < sizes.len() { 8 + ifd_len * (i as u32 + 1) } else { last_next };
+        bytes.extend(next.to_le_bytes());
+    }
+    bytes.extend([255u8; 64]);
+    bytes
+}
+
+/// Issue 46, item 15: a tiny TIFF whose page links back to itself kept Tesseract reading "page
+/// 1, 2, 3, …" until its 300 s timeout, on every re-index. Its pages are walked first now.
+#[test]
+fn a_self_linked_tiff_is_refused_at_once_not_after_the_ocr_timeout() {
+    if !ocr_available() {
+        return;
+    }
+    let project = demo();
+    let looped = tiff(&[(8, 8)], 8);
+    assert!(looped.len() <= 220, "{}", looped.len());
+    std::fs::write(project.path().join("skills/router-faq/knowledge/loop.tif"), looped).unwrap();
+    for run in ["index", "re-index"] {
+        let started = Instant::now();
+        let (out, peak) = run_bounded(lexical(project.path(), &["index", "--json"]), Duration::from_secs(60), 600);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let message = refusal_of(&report, "knowledge/loop.tif")["message"].as_str().unwrap().to_string();
+        assert!(message.contains("malformed TIFF") && message.contains("cycle"), "{message}");
+        eprintln!("{run}: refused in {:?}, peak {peak} MiB: {message}", started.elapsed());
+    }
+}
+
+/// Issue 46, item 22: `max_ocr_megapixels` was checked on a TIFF's first page only; a second
+/// page of 60000 × 60000 went to Tesseract.
+#[test]
+fn every_page_of_a_tiff_is_held_to_the_pixel_limit() {
+    if !ocr_available() {
+        return;
+    }
+    let project = demo();
+    std::fs::write(project.path().join("skills/router-faq/knowledge/tall.tif"), tiff(&[(8, 8), (60_000, 60_000)], 0))
+        .unwrap();
+    let (out, peak) = run_bounded(lexical(project.path(), &["index", "--json"]), Duration::from_secs(120), 600);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let message = refusal_of(&report, "knowledge/tall.tif")["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("page 2 of the TIFF is 60000 × 60000 pixels") && message.contains("max_ocr_megapixels"),
+        "{message}"
+    );
+    eprintln!("refused at a peak of {peak} MiB: {message}");
+}
