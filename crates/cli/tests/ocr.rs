@@ -202,3 +202,28 @@ fn walk_files(dir: &Path) -> usize {
         })
         .sum()
 }
+
+/// Issue 46, item 5: `extract` said "PDF, PDF" (the format, then the format again where a text
+/// file's encoding goes) and printed the OS error twice (once in the message, once as its cause).
+#[test]
+fn extract_names_the_format_and_the_os_error_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/documents/two-column.pdf");
+    let mut cmd = lexical(tmp.path(), &["extract"]);
+    let out = cmd.arg(&pdf).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stderr(&out);
+    assert!(summary.contains("two-column.pdf: PDF, title \"Nimbus AX3000 Field Notes\""), "{summary}");
+    assert!(!summary.contains("PDF, PDF"), "{summary}");
+    let mut cmd = lexical(tmp.path(), &["extract"]);
+    let out = cmd.arg(tmp.path().join("missing.pdf")).output().unwrap();
+    assert!(!out.status.success());
+    let message = stderr(&out);
+    assert_eq!(message.matches("No such file or directory").count(), 1, "{message}");
+    assert!(message.contains("missing.pdf: cannot read: No such file or directory (os error 2)"), "{message}");
+    let text = tmp.path().join("note.md");
+    std::fs::write(&text, "# Note\n\nHello.\n").unwrap();
+    let mut cmd = lexical(tmp.path(), &["extract"]);
+    let summary = stderr(&cmd.arg(&text).output().unwrap());
+    assert!(summary.contains("note.md: Markdown, UTF-8, title \"Note\""), "a text file keeps its encoding: {summary}");
+}

@@ -36,10 +36,10 @@ impl OcrChoice {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    // Not `#[from]`/`#[source]` (here and below): the message already carries the cause, which
+    // error chains (`{:#}`) would otherwise print twice.
     #[error("cannot read: {0}")]
-    Io(#[from] std::io::Error),
-    // Not `#[from]`/`#[source]`: the message already carries the cause, which error chains
-    // (`{:#}`) would otherwise print twice.
+    Io(std::io::Error),
     #[error("{0}; skipped")]
     Decode(DecodeError),
     #[error("file is {size_mb:.1} MB, above the {limit_mb} MB limit; skipped (raise `index.max_file_mb` to index it)")]
@@ -56,6 +56,12 @@ pub enum LoadError {
     Ocr(OcrError),
     #[error("no text found in the picture and no caption beside it (a `.md` file with the same name, or alt text in one); skipped")]
     NoTextInPicture,
+}
+
+impl From<std::io::Error> for LoadError {
+    fn from(e: std::io::Error) -> Self {
+        LoadError::Io(e)
+    }
 }
 
 impl From<DecodeError> for LoadError {

@@ -4,7 +4,7 @@ use super::print_json;
 use crate::cli::{Cli, ExtractArgs};
 use anyhow::{Context, Result};
 use skillrag_load::ocr::{Languages, Ocr, OcrSettings};
-use skillrag_load::{load_document, LoadOptions, OcrChoice};
+use skillrag_load::{load_document, Format, LoadOptions, OcrChoice};
 use std::process::ExitCode;
 
 pub fn extract(cli: &Cli, args: &ExtractArgs) -> Result<ExitCode> {
@@ -40,11 +40,16 @@ pub fn extract(cli: &Cli, args: &ExtractArgs) -> Result<ExitCode> {
         out.push(c);
     }
     println!("{}", out.trim_start_matches('\n'));
+    // A text file's encoding follows its format; a binary format has none to show.
+    let encoding = if matches!(doc.format, Format::Pdf | Format::Docx | Format::Image) {
+        String::new()
+    } else {
+        format!(", {}", doc.encoding)
+    };
     let mut summary = format!(
-        "{}: {}, {}, title \"{}\", {} characters",
+        "{}: {}{encoding}, title \"{}\", {} characters",
         path.display(),
         doc.format.name(),
-        doc.encoding,
         doc.title,
         doc.text.chars().count()
     );
