@@ -1,8 +1,12 @@
 //! Which Tesseract language models read a skill's scans: `chi_sim+eng`, from the skill's own
 //! text or from `[index] ocr_languages`.
 
-use skillrag_core::{is_traditional, Language};
+use skillrag_core::{is_han_ideograph, is_traditional, Language};
 use std::fmt;
+
+/// Chinese characters that make a mostly English skill text count as naming Chinese sources
+/// (one stray character, a name or a symbol, does not).
+const MIN_HAN_FOR_CHINESE: usize = 4;
 
 /// A Tesseract language list such as `chi_sim+eng` (the first model leads).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -39,14 +43,18 @@ impl Languages {
     }
 
     /// The languages of a skill written in `text` (its SKILL.md): Chinese in the script it
-    /// uses, with English for the Latin words Chinese documents carry; otherwise English.
+    /// uses, with English for the Latin words Chinese documents carry; English then Chinese for
+    /// a skill described mostly in English that still names Chinese sources (a mixed skill's
+    /// Chinese scans read with `eng` alone were indexed as garbage, and either model reads the
+    /// other's text well enough); otherwise English.
     pub fn for_text(text: &str) -> Languages {
-        let names: &[&str] = if Language::detect(text) != Language::Chinese {
-            &["eng"]
-        } else if is_traditional(text) {
-            &["chi_tra", "eng"]
+        let chinese = if is_traditional(text) { "chi_tra" } else { "chi_sim" };
+        let names: Vec<&str> = if Language::detect(text) == Language::Chinese {
+            vec![chinese, "eng"]
+        } else if text.chars().filter(|&c| is_han_ideograph(c)).count() >= MIN_HAN_FOR_CHINESE {
+            vec!["eng", chinese]
         } else {
-            &["chi_sim", "eng"]
+            vec!["eng"]
         };
         Languages(names.iter().map(|s| s.to_string()).collect())
     }
@@ -86,6 +94,9 @@ mod tests {
         assert_eq!(Languages::for_text("回答劳动合同法的问题，这个技能只用法条").spec(), "chi_sim+eng");
         assert_eq!(Languages::for_text("回答臺灣百科的問題，這個技能只用條目").spec(), "chi_tra+eng");
         assert_eq!(Languages::for_text("Answers questions about the router").spec(), "eng");
+        let mixed = "Answers questions about employment contracts, from scanned labour law articles (劳动合同法)";
+        assert_eq!(Languages::for_text(mixed).spec(), "eng+chi_sim");
+        assert_eq!(Languages::for_text("Answers questions about the 中文 router").spec(), "eng");
         assert_eq!(Languages::for_text("").spec(), "eng");
     }
 }
