@@ -236,6 +236,22 @@ fn extract_names_the_format_and_the_os_error_once() {
 /// garbage. A skill whose text holds Chinese reads its scans in Chinese and English.
 #[test]
 fn a_mixed_language_skill_reads_its_chinese_scan_and_its_english_screenshot() {
+    let skill_md = "---\nname: office\ndescription: Answers questions about employment contracts and the product FAQ, \
+                    from scanned notices and screenshots.\n---\n# Office notices\n\nScanned labour law articles \
+                    (劳动合同法) and product screenshots. Cite the page.\n";
+    reads_chinese_scan_and_english_screenshot(skill_md);
+}
+
+/// Issue 46, item 4, page by page: a skill written in English alone still reads a Chinese scan,
+/// since a page English reads with low confidence is read again with Chinese.
+#[test]
+fn an_english_skill_reads_a_chinese_scan_page_by_page() {
+    let skill_md = "---\nname: office\ndescription: Answers questions about employment contracts and the product FAQ, \
+                    from scanned notices and screenshots.\n---\n# Office notices\n\nCite the page.\n";
+    reads_chinese_scan_and_english_screenshot(skill_md);
+}
+
+fn reads_chinese_scan_and_english_screenshot(skill_md: &str) {
     if !ocr_available() {
         return;
     }
@@ -243,13 +259,7 @@ fn a_mixed_language_skill_reads_its_chinese_scan_and_its_english_screenshot() {
     std::fs::write(tmp.path().join("skillrag.toml"), "skills = [\"skills\"]\n").unwrap();
     let skill = tmp.path().join("skills/office");
     std::fs::create_dir_all(skill.join("knowledge")).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: office\ndescription: Answers questions about employment contracts and the product FAQ, from \
-         scanned notices and screenshots.\n---\n# Office notices\n\nScanned labour law articles (劳动合同法) and \
-         product screenshots. Cite the page.\n",
-    )
-    .unwrap();
+    std::fs::write(skill.join("SKILL.md"), skill_md).unwrap();
     for name in ["scan-zh.pdf", "faq-en.jpg"] {
         std::fs::copy(scans(name), skill.join("knowledge").join(name)).unwrap();
     }

@@ -56,7 +56,12 @@ impl Engine {
                 (Languages::for_text(&text), skill.map_or_else(|| self.project.root.clone(), |s| s.skill_file()))
             }
         };
+        // English guessed from the skill's text may be wrong for one page (a Chinese scan in a
+        // skill described in English): a page it reads poorly is read again in Chinese and
+        // English, when installed.
+        let fallback = configured.is_none() && !languages.reads_chinese();
         match ocr.with_languages(languages) {
+            Ok(ocr) if fallback => (OcrChoice::Ready(ocr.with_fallback(Languages::chinese_and_english())), None),
             Ok(ocr) => (OcrChoice::Ready(ocr), None),
             Err(e) => self.language_problem(e.to_string(), origin),
         }

@@ -59,6 +59,16 @@ impl Languages {
         Languages(names.iter().map(|s| s.to_string()).collect())
     }
 
+    /// Simplified Chinese and English, which read either language.
+    pub fn chinese_and_english() -> Languages {
+        Languages(vec!["chi_sim".into(), "eng".into()])
+    }
+
+    /// Whether any of the models reads Chinese.
+    pub fn reads_chinese(&self) -> bool {
+        self.0.iter().any(|l| l.starts_with("chi_"))
+    }
+
     pub fn names(&self) -> &[String] {
         &self.0
     }

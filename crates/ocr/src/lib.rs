@@ -109,6 +109,10 @@ impl Default for OcrSettings {
     }
 }
 
+/// Confidence under which a page is read again in the fallback languages
+/// ([`Ocr::with_fallback`]).
+pub const FALLBACK_BELOW: f32 = 0.5;
+
 /// Lowest resolution a page is rendered at before it counts as too large to read.
 const MIN_DPI: u32 = 100;
 
@@ -150,6 +154,8 @@ pub struct Ocr {
     cache: Option<OcrCache>,
     settings: OcrSettings,
     languages: Languages,
+    /// Languages a page is read again in when `languages` read it with low confidence.
+    fallback: Option<Languages>,
     slots: Arc<Slots>,
     progress: Option<Arc<ProgressFn>>,
 }
@@ -175,6 +181,7 @@ impl Ocr {
             cache: None,
             settings,
             languages: Languages::for_text(""),
+            fallback: None,
             slots: Arc::new(Slots::new(settings.threads.max(1))),
             progress: None,
         }
@@ -191,6 +198,17 @@ impl Ocr {
             });
         }
         Ok(Ocr { languages, ..self.clone() })
+    }
+
+    /// Reads a page again in `languages` when the configured ones read it with a confidence
+    /// under [`FALLBACK_BELOW`], keeping the better reading: languages guessed for a whole skill
+    /// can be wrong for one page (English read a Chinese scan at 0.17, Chinese and English at
+    /// 0.94). Languages that are not installed are left out.
+    pub fn with_fallback(mut self, languages: Languages) -> Ocr {
+        let installed = self.recognizer.installed_languages();
+        let usable = languages.names().iter().all(|l| installed.contains(l)) && languages != self.languages;
+        self.fallback = usable.then_some(languages);
+        self
     }
 
     pub fn with_cache(mut self, cache: OcrCache) -> Ocr {
@@ -233,7 +251,7 @@ impl Ocr {
         let Some(renderer) = &self.renderer else {
             return pages.iter().map(|_| Err(OcrError::Unavailable { tool: "pdftoppm" })).collect();
         };
-        let spec = self.languages.spec();
+        let spec = self.cache_spec();
         let planned: Vec<Result<(u32, String), OcrError>> = pages
             .iter()
             .map(|page| {
@@ -258,7 +276,7 @@ impl Ocr {
             let Ok((dpi, key)) = &planned[i] else { unreachable!("planned pages only") };
             let _slot = self.slots.take();
             let page = renderer.render(pdf, pages[i].number, *dpi, folder.path()).and_then(|image| {
-                let page = self.recognizer.recognize(&image, &self.languages, Some(*dpi));
+                let page = self.recognize(&image, Some(*dpi));
                 let _ = std::fs::remove_file(&image);
                 page
             });
@@ -288,14 +306,14 @@ impl Ocr {
                 })
             })?;
         }
-        let key = cache::key(content_hash, 0, &self.languages.spec(), 0, self.recognizer.name());
+        let key = cache::key(content_hash, 0, &self.cache_spec(), 0, self.recognizer.name());
         let page = match self.cached(&key) {
             Some(page) => page?,
             None => {
                 self.report(OcrEvent::Queued(1));
                 let page = {
                     let _slot = self.slots.take();
-                    self.recognizer.recognize(path, &self.languages, None)
+                    self.recognize(path, None)
                 };
                 self.report(OcrEvent::Done);
                 self.keep(&key, page)?
@@ -316,6 +334,28 @@ impl Ocr {
             .map_err(|e| OcrError::Io(format!("no temporary file: {e}")))?;
         std::io::Write::write_all(&mut file, bytes).map_err(|e| OcrError::Io(e.to_string()))?;
         self.image(file.path(), &blake3::hash(bytes).to_hex())
+    }
+
+    /// Reads one image in the languages, and again in the fallback if they read it poorly.
+    fn recognize(&self, image: &Path, dpi: Option<u32>) -> Result<PageText, OcrError> {
+        let first = self.recognizer.recognize(image, &self.languages, dpi)?;
+        // A page without words (blank) is not read again: no language finds text there.
+        let poor = first.words > 0 && first.confidence < FALLBACK_BELOW;
+        let Some(fallback) = self.fallback.as_ref().filter(|_| poor) else {
+            return Ok(first);
+        };
+        match self.recognizer.recognize(image, fallback, dpi) {
+            Ok(second) if second.confidence > first.confidence => Ok(second),
+            _ => Ok(first),
+        }
+    }
+
+    /// The languages part of a cache key: the fallback changes what a page reads as.
+    fn cache_spec(&self) -> String {
+        match &self.fallback {
+            Some(fallback) => format!("{}|{}", self.languages.spec(), fallback.spec()),
+            None => self.languages.spec(),
+        }
     }
 
     /// A page read before: its text, or the lasting failure it gave.

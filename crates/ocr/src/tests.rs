@@ -20,7 +20,9 @@ impl Recognizer for Fake {
         if name.starts_with("slow") {
             return Err(OcrError::Timeout { tool: "tesseract", seconds: 300 });
         }
-        Ok(PageText { text: format!("{name} {languages}"), confidence: 0.9, words: 2 })
+        // English reads a Chinese page ("zh…") poorly.
+        let confidence = if name.starts_with("zh") && !languages.reads_chinese() { 0.2 } else { 0.9 };
+        Ok(PageText { text: format!("{name} {languages}"), confidence, words: 2 })
     }
 }
 
@@ -123,6 +125,27 @@ fn lasting_failures_are_remembered_by_content_hash() {
     // Changed bytes are read again.
     assert!(matches!(ocr.image(&slow, "h2"), Err(OcrError::Timeout { .. })));
     assert_eq!(engine.calls.load(Ordering::SeqCst), 2);
+}
+
+/// Issue 46, item 4: a page the guessed languages read poorly is read again in the fallback.
+#[test]
+fn a_poorly_read_page_is_read_again_in_the_fallback_languages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = fake();
+    let ocr = Ocr::new(engine.clone(), None, OcrSettings::default())
+        .with_languages(Languages::parse("eng").unwrap())
+        .unwrap()
+        .with_fallback(Languages::chinese_and_english());
+    for name in ["zh.png", "en.png"] {
+        std::fs::write(tmp.path().join(name), TINY_PNG).unwrap();
+    }
+    assert_eq!(ocr.image(&tmp.path().join("en.png"), "en").unwrap().page.text, "en.png eng");
+    assert_eq!(engine.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(ocr.image(&tmp.path().join("zh.png"), "zh").unwrap().page.text, "zh.png chi_sim+eng");
+    assert_eq!(engine.calls.load(Ordering::SeqCst), 3);
+    // A fallback that is not installed is left out.
+    let none = ocr.clone().with_fallback(Languages::parse("jpn").unwrap());
+    assert_eq!(none.image(&tmp.path().join("zh.png"), "zh2").unwrap().page.text, "zh.png eng");
 }
 
 #[test]
