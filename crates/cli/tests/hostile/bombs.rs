@@ -1,7 +1,8 @@
 //! Files built to cost far more to read than their size: each is refused within a bounded
 //! time, with a message naming the file and the limit, and the rest of the skill is indexed.
 
-use crate::common::{demo, lexical, ocr_available, run_bounded, skillrag, stderr};
+use crate::common::server::Server;
+use crate::common::{demo, lexical, ocr_available, peak_rss_mib, run_bounded, skillrag, stderr};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -197,6 +198,35 @@ fn a_pdf_image_bomb_is_not_decoded_and_ocr_refuses_it_with_the_reason() {
         "the refusal says why: {message}"
     );
     eprintln!("OCR on: refused at a peak of {peak} MiB: {message}");
+}
+
+/// Issue 46, item 12, over HTTP: the same image bomb uploaded took the server to 6.7 GB. The
+/// re-index job refuses it and the server stays small (killed at 600 MiB while it runs).
+#[test]
+fn an_uploaded_pdf_image_bomb_leaves_the_server_small() {
+    let project = demo();
+    let out = lexical(project.path(), &["index"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut server = Server::start(project.path(), &["--allow-writes"], &[("SKILLRAG_EMBED_MODEL", "none")]);
+    let (status, body) = server.upload("/v1/skills/router-faq/documents", &[("bomb.pdf", &pdf_with_image(120_000))]);
+    assert_eq!(status, 202, "{body}");
+    let id = body["job"]["id"].clone();
+    let started = Instant::now();
+    let (job, peak) = loop {
+        let peak = peak_rss_mib(server.child.id()).unwrap_or(0);
+        if peak > 600 || started.elapsed() > Duration::from_secs(120) {
+            let _ = server.child.kill();
+            panic!("the server passed its bound: peak {peak} MiB after {:?}", started.elapsed());
+        }
+        let (_, index) = server.get_json("/v1/index");
+        if index["job"]["id"] == id && index["job"]["state"] != "running" {
+            break (index["job"].clone(), peak);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let why = if ocr_available() { "page 1 draws an image of 120000 × 120000 pixels" } else { "no text layer" };
+    assert!(job.to_string().contains(why), "the job names the refusal: {job}");
+    eprintln!("upload refused in {:?}, server peak {peak} MiB", started.elapsed());
 }
 
 /// Issue 46, item 24: a malformed page content stream showed pdf-extract's panic, "called
