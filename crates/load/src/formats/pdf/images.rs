@@ -4,7 +4,8 @@
 //! inflated whole and then parsed as page content. A 1.7 MB PDF holding one 1-bit
 //! 120000 × 120000 FlateDecode image inflated to 1.8 GB that way (5.3 GB resident), outside
 //! every content limit, which counts only page content and forms. Images hold no text layer, so
-//! their data is dropped before any page is read ([`strip`]); the size a page's images declare
+//! their data is dropped before any page is read ([`strip`]), as is that of any other stream
+//! `Do` can reach that is not a form; the size a page's images declare
 //! (`/Width`, `/Height`) is kept ([`largest_on_page`]) so that OCR can refuse a page whose image
 //! is a bomb before a renderer decodes it.
 
@@ -14,15 +15,38 @@ use std::collections::HashSet;
 /// How deep forms drawing forms are followed when looking for a page's images.
 const MAX_FORM_DEPTH: usize = 16;
 
-/// Empties every image XObject, so that nothing in this process ever inflates one.
+/// Empties every image, and every stream a page can draw with `Do` that is not a form (whose
+/// content the budget counts), so that nothing in this process ever inflates one.
 pub(super) fn strip(doc: &mut Document) {
-    for object in doc.objects.values_mut() {
+    let drawn = drawable(doc);
+    for (id, object) in doc.objects.iter_mut() {
         if let Object::Stream(stream) = object {
-            if is_image(&stream.dict) {
+            if is_image(&stream.dict) || (drawn.contains(id) && !is_form(&stream.dict)) {
                 stream.set_plain_content(Vec::new());
             }
         }
     }
+}
+
+/// The streams named in any `/XObject` resource dictionary: what `Do` can reach.
+fn drawable(doc: &Document) -> HashSet<ObjectId> {
+    let mut drawn = HashSet::new();
+    let mut collect = |dict: &Dictionary| {
+        let Some(Object::Dictionary(xobjects)) = dict.get(b"XObject").ok().and_then(|o| deref(doc, o)) else { return };
+        drawn.extend(xobjects.iter().filter_map(|(_, v)| v.as_reference().ok()));
+    };
+    for object in doc.objects.values() {
+        let dict = match object {
+            Object::Dictionary(d) => d,
+            Object::Stream(s) => &s.dict,
+            _ => continue,
+        };
+        collect(dict);
+        if let Some(Object::Dictionary(resources)) = dict.get(b"Resources").ok().and_then(|o| deref(doc, o)) {
+            collect(resources);
+        }
+    }
+    drawn
 }
 
 /// The largest image (by declared pixels) page `page_id` draws, directly or through forms:
@@ -80,6 +104,46 @@ fn deref<'a>(doc: &'a Document, object: &'a Object) -> Option<&'a Object> {
     doc.dereference(object).ok().map(|(_, o)| o)
 }
 
+fn is_form(dict: &Dictionary) -> bool {
+    dict.get(b"Subtype").and_then(Object::as_name).is_ok_and(|s| s == b"Form")
+}
+
 fn is_image(dict: &Dictionary) -> bool {
     dict.get(b"Subtype").and_then(Object::as_name).is_ok_and(|s| s == b"Image")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pdf_extract::{dictionary, Stream};
+
+    #[test]
+    fn images_and_other_drawn_streams_are_emptied_and_forms_kept() {
+        let mut doc = Document::with_version("1.5");
+        let image = doc.add_object(Stream::new(
+            dictionary! { "Type" => "XObject", "Subtype" => "Image", "Width" => 120_000, "Height" => 90_000 },
+            vec![0; 64],
+        ));
+        // No subtype: pdf-extract would run it as content all the same.
+        let odd = doc.add_object(Stream::new(dictionary! { "Type" => "XObject" }, b"BT ET".to_vec()));
+        let form = doc.add_object(Stream::new(
+            dictionary! { "Type" => "XObject", "Subtype" => "Form",
+            "Resources" => dictionary! { "XObject" => dictionary! { "Im1" => image } } },
+            b"/Im1 Do".to_vec(),
+        ));
+        let pages_id = doc.new_object_id();
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id,
+            "Resources" => dictionary! { "XObject" => dictionary! { "F1" => form, "X1" => odd } },
+        });
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 }),
+        );
+        assert_eq!(largest_on_page(&doc, page), Some((120_000, 90_000)), "found through the form");
+        strip(&mut doc);
+        let content = |id| doc.get_object(id).unwrap().as_stream().unwrap().content.clone();
+        assert!(content(image).is_empty() && content(odd).is_empty());
+        assert_eq!(content(form), b"/Im1 Do");
+    }
 }
