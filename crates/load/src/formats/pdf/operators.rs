@@ -137,3 +137,54 @@ pub(super) fn describe_panic(message: &str) -> String {
     }
     "the PDF parser stopped on content it cannot read (an operator with operands of the wrong kind, or a missing resource)".into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pdf_extract::{dictionary, Stream};
+
+    /// A one-page document whose page content is `content`; the page's id.
+    fn page_with(content: &[u8]) -> (Document, ObjectId) {
+        let mut doc = Document::with_version("1.5");
+        let contents = doc.add_object(Stream::new(dictionary! {}, content.to_vec()));
+        let pages_id = doc.new_object_id();
+        let page = doc.add_object(dictionary! { "Type" => "Page", "Parent" => pages_id, "Contents" => contents });
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 }),
+        );
+        (doc, page)
+    }
+
+    fn check(content: &[u8]) -> Result<(), String> {
+        let (doc, page) = page_with(content);
+        check_page(&doc, page)
+    }
+
+    #[test]
+    fn operands_pdf_extract_unwraps_on_are_named() {
+        assert_eq!(check(b"BT /F1 12 Tf 72 720 Td (hello) Tj [(a) 5 (b)] TJ ET q 1 0 0 1 0 0 cm Q"), Ok(()));
+        assert_eq!(
+            check(b"BT 12 12 Tf ET").unwrap_err(),
+            "malformed content: operation 2 `Tf` needs a font name and a size, found 2 operand(s): number, number"
+        );
+        assert!(check(b"1 0 0 1 0 cm").unwrap_err().contains("`cm` needs 6 numbers, found 5 operand(s)"));
+        assert!(check(b"BT /F1 12 Tf 5 Tj ET").unwrap_err().contains("`Tj` needs a string"));
+        assert!(check(b"BT /F1 12 Tf Td ET").unwrap_err().contains("`Td` needs 2 numbers, found no operands"));
+        // The font is part of the graphics state: `Q` takes back a `Tf` made after `q`.
+        assert!(check(b"q BT /F1 12 Tf ET Q BT (x) Tj ET").unwrap_err().contains("before any font is set"));
+        assert_eq!(check(b"BT /F1 12 Tf q Q (x) Tj ET"), Ok(()));
+        // TJ with only spacing shows nothing, so needs no font.
+        assert_eq!(check(b"BT [5 10] TJ ET"), Ok(()));
+    }
+
+    #[test]
+    fn panics_are_described_without_their_own_words() {
+        assert_eq!(
+            describe_panic("XObject"),
+            "the PDF parser stopped: a /XObject resource the content uses is missing or malformed"
+        );
+        let message = describe_panic("called `Result::unwrap()` on an `Err` value: ObjectType");
+        assert!(!message.contains("unwrap") && message.contains("cannot read"), "{message}");
+    }
+}
