@@ -142,9 +142,10 @@ pub fn stdio_help() -> String {
         .collect();
     format!(
         "Tools ({}, all read-only):\n{}\n\nSkills are also resources (skill://SKILL-ID/SKILL.md) and prompts (one per skill).\n\n\
-         Claude Code / Cursor / Claude Desktop config (absolute paths; SKILLRAG_EMBED_MODEL as the index was built):\n  \
+         Config for Claude Code, Cursor or Claude Desktop (absolute paths):\n  \
          {{\"mcpServers\": {{\"skillrag\": {{\"command\": \"skillrag\", \"args\": [\"-C\", \"/path/to/project\", \"mcp\"],\n    \
-         \"env\": {{\"SKILLRAG_EMBED_MODEL\": \"/path/to/model\"}}}}}}}}\n\nMore: docs/agents.md.",
+         \"env\": {{\"SKILLRAG_EMBED_MODEL\": \"/path/to/model\"}}}}}}}}\n\
+         SKILLRAG_EMBED_MODEL: the embedding model the index was built with. More: docs/agents.md.",
         TOOLS.len(),
         tools.join("\n")
     )
