@@ -200,6 +200,10 @@ fn mcp_http_errors_are_json_rpc_errors() {
     assert_eq!(malformed.status, 400, "{malformed:?}");
     assert_eq!(malformed.json_rpc_error()["error"]["code"], -32700);
 
+    let empty = server.send("POST", &json_type, "");
+    assert_eq!(empty.status, 400, "{empty:?}");
+    assert_eq!(empty.json_rpc_error()["error"]["code"], -32700);
+
     let session = server.session();
     let wrong = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}});
     let reply = server.post(Some(&session), &wrong);
@@ -221,9 +225,12 @@ fn mcp_http_errors_are_json_rpc_errors() {
     assert_eq!(text.status, 415, "{text:?}");
     text.json_rpc_error();
 
-    // The server still serves its session.
+    // The server still serves its session, also a body that starts with a byte-order mark.
     let after = server.post(Some(&session), &tools_list(7));
     assert!(after.messages().iter().any(|m| m["result"]["tools"].is_array()), "{after:?}");
+    let headers = [("Content-Type", "application/json"), ("Mcp-Session-Id", session.as_str())];
+    let bom = server.send("POST", &headers, &format!("\u{feff}{}", tools_list(8)));
+    assert!(bom.messages().iter().any(|m| m["result"]["tools"].is_array()), "{bom:?}");
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
     assert!(server.peak_mib() < 1024, "peak {} MiB", server.peak_mib());
 }

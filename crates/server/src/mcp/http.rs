@@ -83,6 +83,10 @@ async fn jsonrpc_errors(State(sessions): State<Arc<CappedSessions>>, req: Reques
         };
         // A body of another type is rmcp's to refuse (415), below.
         if is_json(&parts.headers) {
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                let message = "the body is empty: send one JSON-RPC message".to_string();
+                return error(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, message, None);
+            }
             match classify(&bytes) {
                 // A request that names its id but not its params right is answered like any
                 // error of that request, so the client shows the reason; a body that is no
@@ -98,6 +102,8 @@ async fn jsonrpc_errors(State(sessions): State<Arc<CappedSessions>>, req: Reques
         if id.is_none() {
             id = readable_id(&bytes);
         }
+        // rmcp reads no byte-order mark; classify allows one.
+        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).map_or(bytes.clone(), |rest| bytes.slice_ref(rest));
         Request::from_parts(parts, Body::from(bytes))
     } else {
         req
