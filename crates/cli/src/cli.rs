@@ -101,7 +101,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Serve the knowledge tools to an MCP client over stdin/stdout.
     #[command(
-        after_help = "Tools: list_skills, search_knowledge_base, ask, list_sources.\n\nClaude Desktop / Cursor config:\n  {\"mcpServers\": {\"skillrag\": {\"command\": \"skillrag\", \"args\": [\"-C\", \"/path/to/project\", \"mcp\"]}}}"
+        // From the server's own tool list, so the help names every tool it serves.
+        after_help = skillrag_server::mcp::stdio_help()
     )]
     Mcp,
     /// List the questions the skills could not answer (not_found, out_of_scope), most frequent first.

@@ -39,8 +39,6 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method};
 use axum::routing::{delete, get, post};
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -135,15 +133,7 @@ pub(crate) fn now_secs() -> u64 {
 
 /// The whole HTTP surface. `mcp_shutdown` ends open MCP sessions on shutdown.
 pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
-    let mcp_service = shared.service.clone();
-    // Hosts are checked for every route at once (origin::check_host), from one allow-list.
-    let mcp_config =
-        StreamableHttpServerConfig::default().with_cancellation_token(mcp_shutdown).disable_allowed_hosts();
-    let mcp = StreamableHttpService::new(
-        move || Ok(mcp::SkillragMcp::new(mcp_service.clone())),
-        LocalSessionManager::default().into(),
-        mcp_config,
-    );
+    let mcp = mcp::http_service(shared.service.clone(), mcp_shutdown);
     let mut app = Router::new()
         .merge(web::routes())
         .route("/healthz", get(api::healthz))

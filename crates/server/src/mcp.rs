@@ -26,7 +26,11 @@ use skillrag_engine::{Freshness, SkillCard};
 use std::sync::{Arc, LazyLock};
 
 mod catalog;
+mod http;
+mod jsonrpc;
 pub mod stdio;
+
+pub use http::{http_service, MAX_SESSIONS};
 
 #[derive(Clone)]
 pub struct SkillragMcp {
@@ -125,6 +129,28 @@ fn tool(
 /// The tools, built once: their schemas are generated and read on every call.
 static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(tools);
 
+/// The help of `skillrag mcp`: the tools as `tools/list` gives them, and a client config that
+/// passes on the embedding model the index was built with (docs/agents.md).
+pub fn stdio_help() -> String {
+    let width = TOOLS.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let tools: Vec<String> = TOOLS
+        .iter()
+        .map(|t| {
+            let title = t.annotations.as_ref().and_then(|a| a.title.as_deref()).unwrap_or_default();
+            format!("  {:width$}  {title}", t.name)
+        })
+        .collect();
+    format!(
+        "Tools ({}, all read-only):\n{}\n\nSkills are also resources (skill://SKILL-ID/SKILL.md) and prompts (one per skill).\n\n\
+         Config for Claude Code, Cursor or Claude Desktop (absolute paths):\n  \
+         {{\"mcpServers\": {{\"skillrag\": {{\"command\": \"skillrag\", \"args\": [\"-C\", \"/path/to/project\", \"mcp\"],\n    \
+         \"env\": {{\"SKILLRAG_EMBED_MODEL\": \"/path/to/model\"}}}}}}}}\n\
+         SKILLRAG_EMBED_MODEL: the embedding model the index was built with. More: docs/agents.md.",
+        TOOLS.len(),
+        tools.join("\n")
+    )
+}
+
 /// The output schemas describe the top level of each tool's `structuredContent` (the same JSON
 /// as the HTTP API's; docs/http-api.md has every field).
 fn tools() -> Vec<Tool> {
@@ -209,8 +235,13 @@ fn tools() -> Vec<Tool> {
 /// required arguments and unknown ones, and `serde_path_to_error` names the argument at fault;
 /// the numeric bounds are read from the same schema. (A general JSON Schema validator would be a
 /// large dependency for the one keyword these schemas add to their types.)
-fn arguments<T: DeserializeOwned>(tool: &Tool, args: Map<String, Value>) -> Result<T, ApiError> {
+fn arguments<T: DeserializeOwned>(tool: &Tool, mut args: Map<String, Value>) -> Result<T, ApiError> {
     let properties = tool.input_schema.get("properties").and_then(Value::as_object);
+    for (name, value) in &mut args {
+        if let Some(read) = properties.and_then(|p| p.get(name)).and_then(|declared| from_string(declared, value)) {
+            *value = read;
+        }
+    }
     for (name, value) in &args {
         let (Some(n), Some(declared)) = (value.as_f64(), properties.and_then(|p| p.get(name))) else { continue };
         if let Some(min) = declared.get("minimum").and_then(Value::as_f64).filter(|min| n < *min) {
@@ -227,6 +258,40 @@ fn arguments<T: DeserializeOwned>(tool: &Tool, args: Map<String, Value>) -> Resu
             _ => ApiError::bad_request(format!("`{at}`: {}", e.into_inner())),
         }
     })
+}
+
+/// A string argument read as the number or boolean its schema declares, as clients that fill
+/// arguments from text send them (the MCP Inspector CLI sends `"k": "2"`). Only a string that
+/// parses whole as the declared type is read; anything else is left for serde to refuse.
+fn from_string(declared: &Value, value: &Value) -> Option<Value> {
+    let text = value.as_str()?;
+    let types: Vec<&str> = match declared.get("type")? {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    if types.contains(&"string") {
+        return None;
+    }
+    if types.contains(&"integer") {
+        if let Ok(n) = text.parse::<u64>() {
+            return Some(Value::from(n));
+        }
+        if let Ok(n) = text.parse::<i64>() {
+            return Some(Value::from(n));
+        }
+    }
+    if types.contains(&"number") {
+        if let Some(n) = text.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+            return Some(Value::Number(n));
+        }
+    }
+    if types.contains(&"boolean") {
+        if let Ok(b) = text.parse::<bool>() {
+            return Some(Value::Bool(b));
+        }
+    }
+    None
 }
 
 fn ok(text: String, structured: Value) -> CallToolResult {
@@ -482,4 +547,51 @@ pub async fn serve_stdio(service: Arc<Service>) -> Result<(), std::io::Error> {
     // The transport is gone with the service; let the writer put out the last answers.
     let _ = writer.await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search_tool() -> &'static Tool {
+        TOOLS.iter().find(|t| t.name == "search_knowledge_base").expect("the search tool")
+    }
+
+    fn search(args: Value) -> Result<SearchArguments, String> {
+        let Value::Object(args) = args else { panic!("not an object") };
+        arguments::<SearchArguments>(search_tool(), args).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn a_number_sent_as_a_string_is_read_as_the_declared_number() {
+        assert_eq!(search(json!({"query": "q", "k": "2"})).map(|a| a.k), Ok(Some(2)));
+        // The bounds apply to the number read.
+        assert_eq!(search(json!({"query": "q", "k": "0"})).map(|a| a.k), Err("`k` must be at least 1, not 0".into()));
+        for bad in [json!("two"), json!("2.5"), json!(" 2"), json!(""), json!(true)] {
+            let refused = search(json!({"query": "q", "k": bad})).map(|a| a.k);
+            assert!(refused.as_ref().is_err_and(|e| e.starts_with("`k`")), "{bad}: {refused:?}");
+        }
+        // A declared string stays a string.
+        assert_eq!(search(json!({"query": "5", "k": 3})).map(|a| a.query), Ok("5".to_string()));
+    }
+
+    #[test]
+    fn strings_are_read_as_each_declared_type() {
+        let int = json!({"type": ["integer", "null"]});
+        assert_eq!(from_string(&int, &json!("-3")), Some(json!(-3)));
+        assert_eq!(from_string(&json!({"type": "number"}), &json!("2.5")), Some(json!(2.5)));
+        assert_eq!(from_string(&json!({"type": "number"}), &json!("NaN")), None);
+        assert_eq!(from_string(&json!({"type": "boolean"}), &json!("true")), Some(json!(true)));
+        assert_eq!(from_string(&json!({"type": ["string", "integer"]}), &json!("2")), None);
+        assert_eq!(from_string(&int, &json!(2)), None);
+    }
+
+    #[test]
+    fn the_stdio_help_names_every_tool() {
+        let help = stdio_help();
+        for tool in TOOLS.iter() {
+            assert!(help.contains(tool.name.as_ref()), "{help}");
+        }
+        assert!(help.contains("SKILLRAG_EMBED_MODEL"), "{help}");
+    }
 }

@@ -7,6 +7,7 @@ mod common;
 mod bombs;
 mod files;
 mod index;
+mod mcp;
 mod server;
 mod settings;
 mod stdio;

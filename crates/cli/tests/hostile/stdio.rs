@@ -93,3 +93,142 @@ fn batch_answers_every_readable_line_around_a_bad_byte() {
     assert_eq!(lines[2]["id"], "c");
     assert!(stderr.contains("1 question(s) could not be answered"), "{stderr}");
 }
+
+/// `skillrag mcp` as a live child: requests in, the answer with each request's id out, each
+/// bounded in time, and the server's memory read while it runs.
+struct McpStdio {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    answers: std::sync::mpsc::Receiver<Value>,
+}
+
+impl McpStdio {
+    fn start(dir: &std::path::Path) -> McpStdio {
+        let mut child = skillrag(dir, &["mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn skillrag mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")));
+            }
+        });
+        let mut mcp = McpStdio { child, stdin, answers };
+        let init = mcp.request(json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "0"}}}));
+        assert!(init["result"].is_object(), "{init}");
+        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").expect("write to skillrag mcp");
+    }
+
+    /// The answer to `message`, within 120 s.
+    fn request(&mut self, message: Value) -> Value {
+        self.send(&message);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let answer = self.answers.recv_timeout(left).unwrap_or_else(|e| panic!("no answer to {message}: {e}"));
+            if answer["id"] == message["id"] {
+                return answer;
+            }
+        }
+    }
+
+    fn peak_mib(&self) -> u64 {
+        crate::common::peak_rss_mib(self.child.id()).expect("the server's memory")
+    }
+}
+
+impl Drop for McpStdio {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn search_call(id: u32, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "search_knowledge_base", "arguments": arguments}})
+}
+
+/// Issue 46, 9: the MCP Inspector CLI (0.15) sends `"k": "2"`, which was refused with
+/// "`k`: invalid type: string "2", expected u64". A string that parses whole as the declared
+/// number is read as it; anything else is refused as before, naming the argument.
+#[test]
+fn mcp_stdio_reads_numbers_sent_as_strings() {
+    let project = demo_indexed();
+    let mut mcp = McpStdio::start(project.path());
+    let two = mcp.request(search_call(1, json!({"query": "factory reset", "k": "2"})));
+    assert!(two["result"].is_object() && two["result"]["isError"] != true, "{two}");
+    let hits = two["result"]["structuredContent"]["hits"].as_array().map_or(0, Vec::len);
+    assert!((1..=2).contains(&hits), "{hits} hits: {two}");
+    for (id, k, needle) in [
+        (2, json!("two"), "`k`: invalid type: string \"two\""),
+        (3, json!("0"), "`k` must be at least 1"),
+        (4, json!("2.5"), "`k`"),
+        (5, json!(" 2"), "`k`"),
+        (6, json!(true), "`k`"),
+    ] {
+        let bad = mcp.request(search_call(id, json!({"query": "factory reset", "k": k})));
+        assert_eq!(bad["result"]["isError"], true, "k = {k}: {bad}");
+        let text = bad["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains(needle), "k = {k}: {text}");
+    }
+    let budget = mcp.request(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "compile_context", "arguments": {"task": "reset the router", "budget": "400"}}}));
+    assert!(budget["result"]["isError"] != true, "{budget}");
+    assert_eq!(budget["result"]["structuredContent"]["context"]["budget"], 400, "{budget}");
+    assert!(mcp.peak_mib() < 1024, "peak {} MiB", mcp.peak_mib());
+}
+
+/// Issue 46, 23 over stdio: params of the wrong type for a method MCP defines were answered
+/// -32601 "method not found" with only the method's name; they are -32602 with the reason.
+#[test]
+fn mcp_stdio_wrong_typed_params_are_invalid_params() {
+    let project = demo_indexed();
+    let mut mcp = McpStdio::start(project.path());
+    let wrong = mcp.request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}}));
+    assert_eq!(wrong["error"]["code"], -32602, "{wrong}");
+    let message = wrong["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("name") && message.contains("integer"), "{message}");
+    let read = mcp.request(json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": 7}}));
+    assert_eq!(read["error"]["code"], -32602, "{read}");
+    let unknown = mcp.request(json!({"jsonrpc": "2.0", "id": 3, "method": "vendor/thing"}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let tools = mcp.request(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    assert!(mcp.peak_mib() < 1024, "peak {} MiB", mcp.peak_mib());
+}
+
+/// Issue 46, 8: `skillrag mcp --help` named 4 of the 6 tools, and its config left out the
+/// `SKILLRAG_EMBED_MODEL` that docs/agents.md says the server needs. Every tool `tools/list`
+/// serves is in the help, and so is the setting.
+#[test]
+fn mcp_help_names_every_served_tool_and_the_model_setting() {
+    let project = demo_indexed();
+    let (help, _) = crate::common::run_bounded(
+        skillrag(project.path(), &["mcp", "--help"]),
+        std::time::Duration::from_secs(60),
+        512,
+    );
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let mut mcp = McpStdio::start(project.path());
+    let tools = mcp.request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let names: Vec<&str> =
+        tools["result"]["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    for name in names {
+        assert!(help.contains(name), "the help does not name the tool {name}:\n{help}");
+    }
+    assert!(help.contains("SKILLRAG_EMBED_MODEL"), "the help's config leaves out SKILLRAG_EMBED_MODEL:\n{help}");
+}

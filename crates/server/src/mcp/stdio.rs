@@ -3,15 +3,16 @@
 //! rmcp's own stdio transport drops a line that is not JSON (so that a peer which echoes
 //! errors back cannot start a storm), and answers a misshapen request without its id. A
 //! client then waits forever for the answer to a request it got wrong. This transport answers
-//! each such line instead: `-32700` for one that is not JSON (bad UTF-8, bad syntax, too deep,
-//! trailing bytes), `-32600` for JSON that is not a request, each with the request's id when
+//! each such line instead (`jsonrpc::classify`, which HTTP shares): `-32700` for one that is not
+//! JSON (bad UTF-8, bad syntax, too deep, trailing bytes), `-32600` for JSON that is not a
+//! request, `-32602` for params that do not fit their method, each with the request's id when
 //! it can still be read. It cannot storm: every answer it writes is well-formed JSON, and a
 //! well-formed error response that comes back is passed on to rmcp, not answered.
 
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, NumberOrString, RequestId, ServerJsonRpcMessage};
+use super::jsonrpc::{classify, Incoming};
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
-use serde::Deserialize;
 use std::future::Future;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -19,62 +20,6 @@ use tokio::sync::mpsc;
 /// The longest line read; anything longer is answered `-32600` and skipped to its newline.
 /// A tool call is a question and a few options, so 4 MiB is far above any real request.
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
-
-/// What one input line is.
-#[derive(Debug)]
-enum Incoming {
-    Message(Box<ClientJsonRpcMessage>),
-    /// A notification this server does not know: JSON-RPC answers no notification.
-    Ignore,
-    Reject(Box<ServerJsonRpcMessage>),
-}
-
-/// Reads one line and says what it is. Well-formed requests are parsed once; only a line that
-/// fails is looked at again, to name the fault and find its id.
-fn classify(line: &[u8]) -> Incoming {
-    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Incoming::Ignore;
-    }
-    let error = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-        Ok(message) => return Incoming::Message(Box::new(message)),
-        Err(e) => e,
-    };
-    if let Err(bad) = std::str::from_utf8(line) {
-        let message = format!("not valid UTF-8 (first bad byte at byte {})", bad.valid_up_to() + 1);
-        return reject(ErrorData::parse_error(message, None), line);
-    }
-    let value = match serde_json::from_slice::<serde_json::Value>(line) {
-        Ok(value) => value,
-        Err(syntax) => return reject(ErrorData::parse_error(format!("not JSON: {syntax}"), None), line),
-    };
-    let is_notification = value.get("id").is_none() && value.get("method").is_some_and(|m| m.is_string());
-    if is_notification && value.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0") {
-        return Incoming::Ignore;
-    }
-    reject(ErrorData::invalid_request(format!("not a JSON-RPC 2.0 request: {error}"), None), line)
-}
-
-fn reject(error: ErrorData, line: &[u8]) -> Incoming {
-    Incoming::Reject(Box::new(ServerJsonRpcMessage::error(error, readable_id(line))))
-}
-
-/// The `id` of a line that failed to parse, when the first JSON value on it still shows one:
-/// skipped fields are not decoded, so a bad string elsewhere (a lone surrogate, a bad byte)
-/// or bytes after the object do not hide it.
-fn readable_id(line: &[u8]) -> Option<RequestId> {
-    #[derive(Deserialize)]
-    struct IdOnly {
-        #[serde(default)]
-        id: Option<serde_json::Value>,
-    }
-    let first = serde_json::Deserializer::from_slice(line).into_iter::<IdOnly>().next()?.ok()?;
-    match first.id? {
-        serde_json::Value::Number(n) => n.as_i64().map(NumberOrString::Number),
-        serde_json::Value::String(s) => Some(NumberOrString::String(s.into())),
-        _ => None,
-    }
-}
 
 /// One line read with a bound on its length.
 enum Line {

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import logging
 import os
 import re
 import sys
@@ -206,6 +207,14 @@ async def checks_on(session: ClientSession) -> None:
             expect(needle in message, f"{tool} {args!r}: the error does not name {needle}: {message[:200]!r}")
         return f"{len(cases)} bad calls refused, each naming its argument"
 
+    async def numbers_as_strings():
+        # What clients that fill arguments from text send (the MCP Inspector CLI 0.15: "k": "2").
+        r = await call(session, "search_knowledge_base", {"query": "factory reset", "k": "2"})
+        expect(not is_error(r), f"k='2' was refused: {texts(r)[:200]!r}")
+        hits = (structured(r) or {}).get("hits", [])
+        expect(0 < len(hits) <= 2, f"k='2' gave {len(hits)} hits")
+        return f"k='2' read as 2: {len(hits)} hits"
+
     async def resources():
         listed = (await session.list_resources()).resources
         uris = {str(r.uri) for r in listed}
@@ -284,6 +293,7 @@ async def checks_on(session: ClientSession) -> None:
     await run_check("get_skill router-faq has instructions, boundary and tiers", get_skill)
     await run_check("compile_context gives the rule tier first", compile_context)
     await run_check("arguments are checked against the schema", bad_arguments)
+    await run_check("numbers sent as strings are read as numbers", numbers_as_strings)
     await run_check("skills are resources: SKILL.md and documents", resources)
     await run_check("one prompt per skill, with the task's context", prompts)
     await run_check("list_sources ../etc is an error, not a crash", bad_skill)
@@ -323,7 +333,17 @@ async def stdio_transport(binary: str, project: str):
         yield streams[0], streams[1]
 
 
+class WarningsSeen(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append(f"{record.name}: {record.getMessage()}")
+
+
 async def amain(argv: list[str]) -> int:
+    global checks
     if len(argv) == 3 and argv[0] == "stdio":
         transport = stdio_transport(argv[1], argv[2])
         where = f"stdio: {argv[1]} -C {argv[2]} mcp"
@@ -339,6 +359,10 @@ async def amain(argv: list[str]) -> int:
 
         version = _v("mcp")
     print(f"mcp {version} over {where}", flush=True)
+    # The SDK logs a failed session termination (`DELETE`) as a warning and goes on: collect its
+    # warnings, so that a close the SDK does not accept fails the run.
+    warnings = WarningsSeen()
+    logging.getLogger("mcp").addHandler(warnings)
     try:
         async with transport as (read, write):
             timeout = TIMEOUT
@@ -352,6 +376,12 @@ async def amain(argv: list[str]) -> int:
         traceback.print_exc(file=sys.stderr)
         print(f"FAIL connection: {type(e).__name__}: {e}", flush=True)
         return 1
+    checks += 1
+    if warnings.seen:
+        failures.append("the session closes without a warning")
+        print(f"FAIL the session closes without a warning: {'; '.join(warnings.seen)}", flush=True)
+    else:
+        print("ok   the session closes without a warning", flush=True)
     if failures:
         print(f"FAILED {len(failures)} of {checks} checks: {', '.join(failures)}", flush=True)
         return 1

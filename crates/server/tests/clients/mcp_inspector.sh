@@ -199,6 +199,12 @@ expect "$answer" '[.content[] | select(.type == "text") | .text] | join("\n") | 
   "ask: no [n] citation marker in the text"
 ok "tools/call ask $LAW_TASK: $(jq -r '.structuredContent.citations | length' <<<"$answer") citations, routed to labor-law"
 
+# The Inspector CLI 0.15 sends every --tool-arg value as a string (`"k": "2"`); 1.0 parses JSON
+# first, so `k='"2"'` sends the same string. A string that reads as the declared number is taken.
+search="$(tool_result "search_knowledge_base k as the string \"2\"" search_knowledge_base "query=$LAW_TASK" skill=labor-law 'k="2"')"
+expect "$search" '.structuredContent.hits | length > 0 and length <= 2' "search_knowledge_base k=\"2\": hits"
+ok "tools/call search_knowledge_base k=\"2\" (a number sent as a string): $(jq -r '.structuredContent.hits | length' <<<"$search") hits"
+
 first="$(refused "search_knowledge_base k=0" '`k`' --method tools/call --tool-name search_knowledge_base --tool-arg query=reset k=0)"
 refused "search_knowledge_base colour=red" 'colour' \
   --method tools/call --tool-name search_knowledge_base --tool-arg query=reset colour=red >/dev/null
