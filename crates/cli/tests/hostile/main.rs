@@ -10,3 +10,4 @@ mod index;
 mod server;
 mod settings;
 mod stdio;
+mod writes;
