@@ -705,6 +705,28 @@ mod tests {
     }
 
     #[test]
+    fn names_that_display_as_another_are_refused_and_twins_are_one() {
+        for bad in ["pwn11\u{202e}dm.txt", "a\u{200b}b.md", "\u{feff}bom.md", "x\u{2066}y.md", "tag\u{e0041}.md"] {
+            assert_eq!(upload_name(bad).unwrap_err().status, StatusCode::UNPROCESSABLE_ENTITY, "{bad:?}");
+        }
+        assert_eq!(upload_name("cafe\u{301}.md").unwrap(), "caf\u{e9}.md");
+        assert_eq!(upload_name("❤\u{fe0f}.md").unwrap(), "❤\u{fe0f}.md", "an emoji's variation selector is kept");
+    }
+
+    #[test]
+    fn documents_are_named_by_path_or_unambiguous_bare_name() {
+        let sources = ["knowledge/faq.md", "knowledge/a/twin.md", "knowledge/b/twin.md", "knowledge/caf\u{e9}.md"];
+        assert_eq!(resolve_document("s", "knowledge/faq.md", sources).unwrap(), "knowledge/faq.md");
+        assert_eq!(resolve_document("s", "faq.md", sources).unwrap(), "knowledge/faq.md");
+        assert_eq!(resolve_document("s", "cafe\u{301}.md", sources).unwrap(), "knowledge/caf\u{e9}.md");
+        let twins = resolve_document("s", "twin.md", sources).unwrap_err();
+        assert_eq!(twins.status, StatusCode::CONFLICT);
+        assert!(twins.message.contains("`knowledge/a/twin.md`, `knowledge/b/twin.md`"), "{}", twins.message);
+        assert_eq!(resolve_document("s", "a/twin.md", sources).unwrap_err().status, StatusCode::NOT_FOUND);
+        assert_eq!(resolve_document("s", "none.md", sources).unwrap_err().status, StatusCode::NOT_FOUND);
+    }
+
+    #[test]
     fn content_must_match_the_name() {
         assert!(content_matches("a.pdf", b"%PDF-1.7\n...").is_ok());
         assert!(content_matches("a.pdf", b"<html>").is_err());
