@@ -137,8 +137,8 @@ fn race_round(server: &Server, dir: &Path, round: usize) {
         let name = shared.clone();
         threads.push(s.spawn(move || {
             barrier.wait();
-            let path = format!("/v1/skills/router-faq/documents?replace=true");
-            let (status, body) = server.upload(&path, &[(&name, b"# Shared\n\nreplaced")]);
+            let path = "/v1/skills/router-faq/documents?replace=true";
+            let (status, body) = server.upload(path, &[(&name, b"# Shared\n\nreplaced")]);
             (format!("replace {name}"), status, body)
         }));
         let name = shared.clone();
