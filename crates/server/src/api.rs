@@ -251,15 +251,16 @@ pub async fn documents(State(shared): State<Shared>, Path(skill): Path<String>) 
     Ok(axum::Json(list).into_response())
 }
 
-/// The chunks of one document; `name` is one path segment (`knowledge%2Ffaq.md`).
+/// The chunks of one document; `name` is one path segment (`knowledge%2Ffaq.md`), or the bare
+/// file name when only one document has it (`faq.md`).
 pub async fn document_chunks(
     State(shared): State<Shared>,
     Path((skill, name)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     paths::skill_id(&skill)?;
     paths::source_path(&name)?;
-    let chunks = shared.service.source_chunks(skill.clone(), name.clone()).await?;
-    Ok(axum::Json(json!({"skill": skill, "document": name, "chunks": chunks})).into_response())
+    let (document, chunks) = shared.service.document_chunks(skill.clone(), name).await?;
+    Ok(axum::Json(json!({"skill": skill, "document": document, "chunks": chunks})).into_response())
 }
 
 #[derive(Deserialize, Default)]
@@ -270,6 +271,8 @@ pub struct UploadQuery {
 }
 
 /// Uploads (multipart `file` parts) into the skill's knowledge folder, then re-indexes it.
+/// Everything that can be checked is checked before the body is read (writes allowed, the
+/// skill, no re-index running), and each part's name before its bytes; the bytes go to disk.
 pub async fn upload_documents(
     State(shared): State<Shared>,
     Path(skill): Path<String>,
@@ -279,28 +282,57 @@ pub async fn upload_documents(
     require_writes(&shared)?;
     paths::skill_id(&skill)?;
     let Query(q) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let mut multipart = multipart.map_err(|e| {
+    let multipart = multipart.map_err(|e| {
         ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!("send multipart/form-data with `file` parts: {}", e.body_text()),
         )
     })?;
+    let target = shared.service.upload_target(skill, q.replace).await?;
+    let timeout = shared.options.body_timeout;
+    let Ok(files) = tokio::time::timeout(timeout, read_uploads(&target, multipart)).await else {
+        let mut r = ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!("the upload did not arrive within {} s", timeout.as_secs()),
+        )
+        .into_response();
+        // The rest of the body may still be on its way: do not read it as the next request.
+        r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return Ok(r);
+    };
+    let (documents, job) = shared.service.upload(target, files?).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({"documents": documents, "job": job}))).into_response())
+}
+
+/// Each `file` part, its name checked before its bytes are read, staged on disk; at most
+/// [`MAX_FILES`](crate::documents::MAX_FILES) of them.
+async fn read_uploads(
+    target: &crate::documents::UploadTarget,
+    mut multipart: axum::extract::Multipart,
+) -> Result<Vec<crate::documents::Staged>, ApiError> {
     let mut files = Vec::new();
-    loop {
-        let field = multipart.next_field().await.map_err(multipart_error)?;
-        let Some(field) = field else { break };
+    let mut seen = std::collections::HashSet::new();
+    while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
         if field.name() != Some("file") {
             return Err(ApiError::bad_request(format!(
                 "unexpected form field `{}`: send the documents as `file` parts",
                 field.name().unwrap_or("")
             )));
         }
-        let file_name = field.file_name().unwrap_or("").to_string();
-        let bytes = field.bytes().await.map_err(multipart_error)?;
-        files.push(crate::documents::Upload { file_name, bytes: bytes.to_vec() });
+        if files.len() == crate::documents::MAX_FILES {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("more than {} files in one upload: send them in several", crate::documents::MAX_FILES),
+            ));
+        }
+        let name = target.check_name(field.file_name().unwrap_or(""), &mut seen)?;
+        let mut staged = target.stage(name).await?;
+        while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+            staged.write(&chunk).await?;
+        }
+        files.push(staged.finish().await?);
     }
-    let (documents, job) = shared.service.upload(skill, files, q.replace).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(json!({"documents": documents, "job": job}))).into_response())
+    Ok(files)
 }
 
 fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
@@ -313,7 +345,8 @@ fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
     ApiError::new(status, message)
 }
 
-/// Deletes one document of the skill's knowledge folder, then re-indexes it.
+/// Deletes one document of the skill's knowledge folder (named by its path, or its bare file
+/// name when unambiguous), then re-indexes it.
 pub async fn delete_document(
     State(shared): State<Shared>,
     Path((skill, name)): Path<(String, String)>,
@@ -321,8 +354,8 @@ pub async fn delete_document(
     require_writes(&shared)?;
     paths::skill_id(&skill)?;
     paths::source_path(&name)?;
-    let job = shared.service.delete_document(skill, name.clone()).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(json!({"deleted": name, "job": job}))).into_response())
+    let (deleted, job) = shared.service.delete_document(skill, name).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({"deleted": deleted, "job": job}))).into_response())
 }
 
 fn require_writes(shared: &Shared) -> Result<(), ApiError> {
@@ -353,6 +386,8 @@ pub async fn start_index(
     for s in &req.skills {
         paths::skill_id(s)?;
     }
+    // Not while a document write is between its checks and its re-index (see `documents.rs`).
+    let _writing = shared.service.writes.lock().await;
     let job = shared.service.start_index(req.skills, req.rebuild)?;
     Ok((StatusCode::ACCEPTED, axum::Json(json!({"job": job}))).into_response())
 }

@@ -89,6 +89,9 @@ pub struct FeedbackRequest {
     pub conversation_id: Option<String>,
 }
 
+/// Longest `answer_id` taken: the server's own are far shorter.
+const MAX_ANSWER_ID: usize = 200;
+
 pub async fn feedback(State(shared): State<Shared>, Json(req): Json<FeedbackRequest>) -> Result<Response, ApiError> {
     let rating = Rating::parse(&req.rating).ok_or_else(|| {
         ApiError::new(
@@ -101,6 +104,16 @@ pub async fn feedback(State(shared): State<Shared>, Json(req): Json<FeedbackRequ
     }
     if req.query.chars().count() > 4000 {
         return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`query` is longer than 4000 characters"));
+    }
+    // Both are stored with the judgement: bounded like `query`.
+    if req.answer_id.as_ref().is_some_and(|id| id.chars().count() > MAX_ANSWER_ID) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("`answer_id` is longer than {MAX_ANSWER_ID} characters"),
+        ));
+    }
+    if req.comment.as_ref().is_some_and(|c| c.chars().count() > 4000) {
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`comment` is longer than 4000 characters"));
     }
     if req.no_skill && req.skill.is_some() {
         return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "`skill` and `no_skill` contradict each other"));

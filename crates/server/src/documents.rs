@@ -9,8 +9,11 @@ use crate::service::{blocking, IndexJob, Service};
 use axum::http::StatusCode;
 use serde::Serialize;
 use skillrag_load::Format;
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use unicode_normalization::UnicodeNormalization;
 
 /// One document of a skill: on disk, in the index, or both.
 #[derive(Debug, Clone, Serialize)]
@@ -45,10 +48,115 @@ pub struct DocumentList {
     pub documents: Vec<DocumentInfo>,
 }
 
-/// A file sent to `POST /v1/skills/{skill}/documents`.
-pub struct Upload {
-    pub file_name: String,
-    pub bytes: Vec<u8>,
+/// Most files one upload may carry: each is checked, written and then re-indexed, so a request
+/// of many thousand tiny parts would hold the server (and its re-index) for minutes.
+pub const MAX_FILES: usize = 100;
+
+/// Where an upload goes, found and checked before a byte of its body is read.
+pub struct UploadTarget {
+    skill: String,
+    /// The knowledge folder inside the skill, as sources name it (`knowledge`).
+    folder: String,
+    /// That folder on disk, canonical: the skill's own, not a link out of it.
+    dir: PathBuf,
+    /// The names in it now, in NFC, so a name that exists is refused before its bytes arrive.
+    existing: HashSet<String>,
+    /// `[index] max_file_mb`, in bytes.
+    limit: u64,
+    replace: bool,
+}
+
+/// One uploaded file, written as it arrives to a temporary file next to its target (an
+/// unpredictable name, created exclusively: a link planted there is never followed), so a
+/// big upload is never held in memory.
+pub struct Staged {
+    name: String,
+    file: Option<tempfile::NamedTempFile>,
+    size: u64,
+    limit: u64,
+    /// Its first bytes, to check they match its name.
+    head: Vec<u8>,
+    /// Bytes not written yet (written in blocks, off the async executor).
+    pending: Vec<u8>,
+}
+
+/// What of a file [`content_matches`] looks at.
+const HEAD: usize = 8192;
+/// Bytes gathered before one write to disk.
+const BLOCK: usize = 1 << 20;
+
+impl Staged {
+    /// Appends the next bytes of the file; refused once it passes the file limit.
+    pub async fn write(&mut self, chunk: &[u8]) -> Result<(), ApiError> {
+        self.size += chunk.len() as u64;
+        if self.size > self.limit {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("`{}` is larger than the {} MB file limit of indexing", self.name, self.limit / (1024 * 1024)),
+            ));
+        }
+        let wanted = HEAD.saturating_sub(self.head.len()).min(chunk.len());
+        self.head.extend_from_slice(&chunk[..wanted]);
+        self.pending.extend_from_slice(chunk);
+        if self.pending.len() >= BLOCK {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), ApiError> {
+        let (Some(mut file), bytes) = (self.file.take(), std::mem::take(&mut self.pending)) else {
+            return Err(ApiError::internal("an earlier write of this upload failed"));
+        };
+        let name = self.name.clone();
+        let file = blocking(move || {
+            file.write_all(&bytes).map_err(|e| ApiError::internal(format!("cannot save `{name}`: {e}")))?;
+            Ok(file)
+        })
+        .await?;
+        self.file = Some(file);
+        Ok(())
+    }
+
+    /// The whole file is written: checks its bytes match its name.
+    pub async fn finish(mut self) -> Result<Staged, ApiError> {
+        self.flush().await?;
+        content_matches(&self.name, &self.head)?;
+        Ok(self)
+    }
+}
+
+impl UploadTarget {
+    /// The name a part is saved under ([`upload_name`]), refused when the request sent it
+    /// already or, without `?replace=true`, when the folder holds it.
+    pub fn check_name(&self, raw: &str, seen: &mut HashSet<String>) -> Result<String, ApiError> {
+        let name = upload_name(raw)?;
+        if !seen.insert(name.clone()) {
+            return Err(ApiError::bad_request(format!("`{name}` is sent twice")));
+        }
+        if !self.replace && self.existing.contains(&name) {
+            return Err(exists(&format!("{}/{name}", self.folder)));
+        }
+        Ok(name)
+    }
+
+    /// A temporary file in the target folder for the part named `name`.
+    pub async fn stage(&self, name: String) -> Result<Staged, ApiError> {
+        let dir = self.dir.clone();
+        let file = blocking(move || {
+            tempfile::Builder::new()
+                .prefix(".upload-")
+                .suffix(".tmp")
+                .tempfile_in(&dir)
+                .map_err(|e| ApiError::internal(format!("cannot write into the knowledge folder: {e}")))
+        })
+        .await?;
+        Ok(Staged { name, file: Some(file), size: 0, limit: self.limit, head: Vec::new(), pending: Vec::new() })
+    }
+}
+
+fn exists(source: &str) -> ApiError {
+    ApiError::conflict(format!("`{source}` already exists; send `?replace=true` to replace it"))
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -60,11 +168,25 @@ pub struct Uploaded {
 /// Longest uploaded file name, in bytes.
 const MAX_NAME: usize = 200;
 
+/// Characters that draw nothing or reorder what follows: bidi embeddings, overrides and
+/// isolates, zero-width spaces and joiners, the byte-order mark, soft hyphens, fillers and tags.
+/// A name holding one displays as another (`x\u{202e}dm.txt` shows as `xtxt.md`). Hand-listed:
+/// the format characters (Unicode category Cf) and invisible fillers of the BMP and the tag
+/// block; no crate the workspace uses exposes the category.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}'
+        | '\u{3164}' | '\u{feff}' | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
+}
+
 /// The name an uploaded file is saved under: its last path component (browsers may send
-/// `C:\fakepath\x.pdf`), refused when hidden, empty, too long, with control characters, or of
-/// a type indexing does not read.
+/// `C:\fakepath\x.pdf`) in NFC (so an NFD spelling names the same document), refused when
+/// hidden, empty, too long, with control or invisible characters, or of a type indexing does
+/// not read.
 pub fn upload_name(raw: &str) -> Result<String, ApiError> {
-    let name = raw.rsplit(['/', '\\']).next().unwrap_or(raw).trim();
+    let name: String = raw.rsplit(['/', '\\']).next().unwrap_or(raw).trim().nfc().collect();
+    let name = name.as_str();
     let bad = |why: String| Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("file name `{raw}`: {why}")));
     if name.is_empty() || name == "." || name == ".." {
         return bad("empty".into());
@@ -78,6 +200,13 @@ pub fn upload_name(raw: &str) -> Result<String, ApiError> {
     if name.chars().any(|c| c.is_control() || matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|')) {
         return bad("control characters and `: * ? \" < > |` are not accepted".into());
     }
+    if let Some(c) = name.chars().find(|c| invisible(*c)) {
+        return bad(format!(
+            "holds U+{:04X}: bidi controls, zero-width characters and byte-order marks make a name display as \
+             another, and are not accepted",
+            c as u32
+        ));
+    }
     // An upload names its type: a file without an extension is refused, though indexing reads one
     // already in a folder as text.
     let read = name.contains('.') && Format::from_path(Path::new(name)).is_some();
@@ -88,6 +217,36 @@ pub fn upload_name(raw: &str) -> Result<String, ApiError> {
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!("`{name}`: not a type indexing reads (accepted: {})", Format::EXTENSIONS.join(", ")),
         ))
+    }
+}
+
+/// The document `name` names among a skill's `sources`: its path inside the skill
+/// (`knowledge/faq.md`), or the bare file name a client uploaded (`faq.md`) when only one
+/// document has it. Compared in NFC, as uploads are named.
+pub fn resolve_document<'a>(
+    skill: &str,
+    name: &str,
+    sources: impl IntoIterator<Item = &'a str>,
+) -> Result<String, ApiError> {
+    let wanted: String = name.nfc().collect();
+    let mut bare = Vec::new();
+    for source in sources {
+        let spelled: String = source.nfc().collect();
+        if spelled == wanted {
+            return Ok(source.to_string());
+        }
+        if !wanted.contains('/') && spelled.rsplit('/').next() == Some(wanted.as_str()) {
+            bare.push(source);
+        }
+    }
+    match bare.as_slice() {
+        [one] => Ok((*one).to_string()),
+        [] => Err(ApiError::not_found(format!("skill `{skill}` has no document `{name}`"))),
+        many => Err(ApiError::conflict(format!(
+            "`{name}` names {} documents of skill `{skill}`: `{}`; name one by its path",
+            many.len(),
+            many.join("`, `")
+        ))),
     }
 }
 
@@ -225,83 +384,103 @@ impl Service {
         .await
     }
 
-    /// Saves uploaded files into the skill's knowledge folder and starts a re-index of the skill.
-    /// Nothing is written when any file is refused, or when a re-index is already running.
+    /// Where an upload into `skill` goes, checked before its body is read: the skill exists, the
+    /// store takes writes, no re-index is running, and the skill has a folder of its own to write into.
+    pub async fn upload_target(self: &Arc<Self>, skill: String, replace: bool) -> Result<UploadTarget, ApiError> {
+        self.check_writable(&skill)?;
+        let live = self.live();
+        blocking(move || {
+            let engine = &live.assistant.engine;
+            let folder = upload_folder(engine, &skill)?;
+            let dir = knowledge_dir(engine, &skill, &folder)?;
+            let existing = names_in(&dir)?.into_keys().collect();
+            let limit = engine.settings().index.load.max_file_bytes;
+            Ok(UploadTarget { skill, folder, dir, existing, limit, replace })
+        })
+        .await
+    }
+
+    /// Moves staged uploads into the skill's knowledge folder and starts a re-index of the skill.
+    /// Writes are serialized: nothing is written when any file is refused, or when a re-index is
+    /// running (another write's included), so every answer says what happened on disk.
     pub async fn upload(
         self: &Arc<Self>,
-        skill: String,
-        files: Vec<Upload>,
-        replace: bool,
+        target: UploadTarget,
+        files: Vec<Staged>,
     ) -> Result<(Vec<Uploaded>, IndexJob), ApiError> {
         if files.is_empty() {
             return Err(ApiError::bad_request("no file: send multipart/form-data with one or more `file` parts"));
         }
-        self.check_writable(&skill)?;
+        let _writing = self.writes.lock().await;
+        self.check_writable(&target.skill)?;
         let live = self.live();
-        // From the skill's patterns, in memory: no file is touched yet.
-        let folder = upload_folder(&live.assistant.engine, &skill)?;
-        let limit = live.assistant.engine.settings().index.load.max_file_bytes;
-        let mut checked = Vec::new();
-        for file in files {
-            let name = upload_name(&file.file_name)?;
-            if file.bytes.len() as u64 > limit {
-                return Err(ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("`{name}` is larger than the {} MB file limit of indexing", limit / (1024 * 1024)),
-                ));
-            }
-            content_matches(&name, &file.bytes)?;
-            if checked.iter().any(|(n, _): &(String, Vec<u8>)| n == &name) {
-                return Err(ApiError::bad_request(format!("`{name}` is sent twice")));
-            }
-            checked.push((name, file.bytes));
-        }
-        let saved = blocking({
-            let skill = skill.clone();
-            move || save_uploads(&live.assistant.engine, &skill, &folder, checked, replace)
-        })
-        .await?;
+        let skill = target.skill.clone();
+        let saved = blocking(move || save_uploads(&live.assistant.engine, target, files)).await?;
         let names: Vec<&str> = saved.iter().map(|u| u.name.as_str()).collect();
         let job = self.reindex_after_change(skill, &format!("`{}` saved", names.join("`, `")))?;
         Ok((saved, job))
     }
 
-    /// Deletes one document of the skill's knowledge (named as the documents list names it) and
-    /// starts a re-index of the skill.
-    pub async fn delete_document(self: &Arc<Self>, skill: String, name: String) -> Result<IndexJob, ApiError> {
+    /// Deletes one document of the skill's knowledge (named as the documents list names it, or
+    /// by its bare file name when that is unambiguous) and starts a re-index of the skill. The
+    /// document's name is returned.
+    pub async fn delete_document(
+        self: &Arc<Self>,
+        skill: String,
+        name: String,
+    ) -> Result<(String, IndexJob), ApiError> {
+        let _writing = self.writes.lock().await;
         self.check_writable(&skill)?;
         let live = self.live();
-        blocking({
-            let (skill, name) = (skill.clone(), name.clone());
+        let source = blocking({
+            let skill = skill.clone();
             move || {
                 let engine = &live.assistant.engine;
                 let found = engine.skill(&skill)?;
                 let listing = engine.project.knowledge_files(found);
                 // Matched against the listing, never joined onto a path.
-                let file = listing.files.iter().find(|f| f.source == name).ok_or_else(|| {
-                    ApiError::not_found(format!("skill `{skill}` has no document `{name}` in its knowledge folder"))
-                })?;
-                if !file.path.starts_with(&found.dir) {
-                    return Err(ApiError::forbidden(format!(
-                        "`{name}` is a shared document outside the skill's folder; delete it where it lives"
-                    )));
-                }
-                let meta = std::fs::symlink_metadata(&file.path)
-                    .map_err(|e| ApiError::internal(format!("cannot delete `{name}`: {e}")))?;
-                if !meta.is_file() {
-                    return Err(ApiError::forbidden(format!(
-                        "`{name}` is a link, not a file of the skill; not deleted"
-                    )));
-                }
-                std::fs::remove_file(&file.path).map_err(|e| ApiError::internal(format!("cannot delete `{name}`: {e}")))
+                let source = resolve_document(&skill, &name, listing.files.iter().map(|f| f.source.as_str()))?;
+                let file = listing
+                    .files
+                    .iter()
+                    .find(|f| f.source == source)
+                    .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no document `{name}`")))?;
+                remove_inside(&found.dir, &file.path, &source)?;
+                Ok(source)
             }
         })
         .await?;
-        self.reindex_after_change(skill, &format!("`{name}` deleted"))
+        let job = self.reindex_after_change(skill, &format!("`{source}` deleted"))?;
+        Ok((source, job))
     }
 
-    /// Starts the re-index a change needs. Another one may have started since the change was
-    /// checked: then the change is on disk but may not be in that index, and the error says so.
+    /// The chunks of one indexed document, named by its path or, when unambiguous, its bare
+    /// file name; with the document's name.
+    pub async fn document_chunks(
+        self: &Arc<Self>,
+        skill: String,
+        name: String,
+    ) -> Result<(String, Vec<crate::service::SourceChunk>), ApiError> {
+        let live = self.live();
+        let source = blocking({
+            let skill = skill.clone();
+            move || {
+                let engine = &live.assistant.engine;
+                engine.skill(&skill)?;
+                let index = engine
+                    .index_of(&skill)?
+                    .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no index yet")))?;
+                resolve_document(&skill, &name, index.manifest().files.keys().map(String::as_str))
+            }
+        })
+        .await?;
+        let chunks = self.source_chunks(skill, source.clone()).await?;
+        Ok((source, chunks))
+    }
+
+    /// Starts the re-index a change needs. Writes are serialized with each other and with
+    /// `POST /v1/index`, so another re-index can only have started here from outside the API
+    /// (the server's own start-up); the error then says the change is on disk.
     fn reindex_after_change(self: &Arc<Self>, skill: String, change: &str) -> Result<IndexJob, ApiError> {
         self.start_index(vec![skill], false).map_err(|e| match e.status {
             StatusCode::CONFLICT => ApiError::conflict(format!(
@@ -333,18 +512,67 @@ fn mtime_of(meta: &std::fs::Metadata) -> i64 {
     meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64)
 }
 
+/// Removes the file at `path` (the listing's, for `source`) when it is a plain file of the skill
+/// in `skill_dir`, reached without a link: every folder on its way is resolved as the loader's
+/// confinement resolves links, here with the skill as the only place links may lead, and must be
+/// itself. A folder link into another skill reads as this skill's knowledge, but its files are
+/// that skill's to delete.
+fn remove_inside(skill_dir: &Path, path: &Path, source: &str) -> Result<(), ApiError> {
+    let outside = || {
+        ApiError::forbidden(format!(
+            "`{source}` is a shared document outside the skill's folder; delete it where it lives"
+        ))
+    };
+    let relative = path.strip_prefix(skill_dir).map_err(|_| outside())?;
+    let (Some(file_name), Some(folders)) = (relative.file_name(), relative.parent()) else {
+        return Err(outside());
+    };
+    let through_link = || {
+        ApiError::forbidden(format!(
+            "`{source}` is reached through a folder link, not a file of the skill's own; not deleted (delete it \
+             where the link leads)"
+        ))
+    };
+    let root =
+        skill_dir.canonicalize().map_err(|e| ApiError::internal(format!("cannot read the skill folder: {e}")))?;
+    let confinement = skillrag_load::Confinement::for_skill_in(skill_dir, skill_dir, &[]);
+    let folder = confinement.check(&skill_dir.join(folders)).map_err(|_| through_link())?;
+    if folder != root.join(folders) {
+        return Err(through_link());
+    }
+    let target = folder.join(file_name);
+    let meta =
+        std::fs::symlink_metadata(&target).map_err(|e| ApiError::internal(format!("cannot delete `{source}`: {e}")))?;
+    if !meta.is_file() {
+        return Err(ApiError::forbidden(format!("`{source}` is a link, not a file of the skill; not deleted")));
+    }
+    std::fs::remove_file(&target).map_err(|e| ApiError::internal(format!("cannot delete `{source}`: {e}")))
+}
+
 /// The folder uploads go to: `knowledge/` when the skill reads it (the default), else the first
-/// plain folder among its knowledge patterns.
+/// plain folder among its knowledge patterns. A pattern naming a file (`notes.md`), or a path
+/// that is a file, is no folder: uploading there would make a folder of that name.
 fn upload_folder(engine: &skillrag_engine::Engine, skill: &str) -> Result<String, ApiError> {
     let found = engine.skill(skill)?;
     let patterns = found.knowledge_patterns();
+    let folder_like = |p: &str| {
+        let path = found.dir.join(p);
+        match std::fs::metadata(&path) {
+            Ok(meta) => meta.is_dir(),
+            // Missing: a folder to create unless it names a file of a type indexing reads.
+            Err(_) => {
+                !(p.rsplit('/').next().is_some_and(|last| last.contains('.')) && Format::from_path(&path).is_some())
+            }
+        }
+    };
     let plain = |p: &&String| {
         !p.is_empty()
             && !p.contains(['*', '?', '[', '{', '\\'])
             && !p.starts_with('/')
             && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+            && folder_like(p)
     };
-    let folder = if patterns.iter().any(|p| p == "knowledge") {
+    let folder = if patterns.iter().any(|p| p == "knowledge") && folder_like("knowledge") {
         Some("knowledge".to_string())
     } else {
         patterns.iter().find(plain).cloned()
@@ -360,21 +588,13 @@ fn upload_folder(engine: &skillrag_engine::Engine, skill: &str) -> Result<String
     })
 }
 
-/// Writes each file next to its target under a hidden temporary name, then renames it into
-/// place, and checks the skill's listing picks it up; on any failure the files of this upload
-/// are removed again (replaced files cannot be restored, so replacing is checked first).
-fn save_uploads(
-    engine: &skillrag_engine::Engine,
-    skill: &str,
-    folder: &str,
-    files: Vec<(String, Vec<u8>)>,
-    replace: bool,
-) -> Result<Vec<Uploaded>, ApiError> {
+/// The skill's `folder` on disk, created when missing, canonical; refused when it is a link out
+/// of the skill.
+fn knowledge_dir(engine: &skillrag_engine::Engine, skill: &str, folder: &str) -> Result<PathBuf, ApiError> {
     let found = engine.skill(skill)?;
     let dir = found.dir.join(folder);
     let io = |what: &str, e: std::io::Error| ApiError::internal(format!("cannot {what}: {e}"));
     std::fs::create_dir_all(&dir).map_err(|e| io("create the knowledge folder", e))?;
-    // The folder must be the skill's own, not a link out of it.
     let canonical_dir = dir.canonicalize().map_err(|e| io("read the knowledge folder", e))?;
     let canonical_skill = found.dir.canonicalize().map_err(|e| io("read the skill folder", e))?;
     if !canonical_dir.starts_with(&canonical_skill) {
@@ -382,19 +602,45 @@ fn save_uploads(
             "`{folder}` of skill `{skill}` points outside the skill; not written"
         )));
     }
-    let targets: Vec<(PathBuf, String)> =
-        files.iter().map(|(name, _)| (dir.join(name), format!("{folder}/{name}"))).collect();
-    for (path, source) in &targets {
-        match std::fs::symlink_metadata(path) {
-            Ok(m) if !m.is_file() => {
-                return Err(ApiError::conflict(format!("`{source}` exists and is not a plain file; not replaced")))
+    Ok(canonical_dir)
+}
+
+/// The entries of `dir` by their name in NFC (a name may be on disk in NFD, or in both forms).
+fn names_in(dir: &Path) -> Result<HashMap<String, Vec<std::ffi::OsString>>, ApiError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| ApiError::internal(format!("cannot read the knowledge folder: {e}")))?;
+    let mut names: HashMap<String, Vec<std::ffi::OsString>> = HashMap::new();
+    for entry in entries.flatten() {
+        let raw = entry.file_name();
+        if let Some(name) = raw.to_str() {
+            names.entry(name.nfc().collect()).or_default().push(raw.clone());
+        }
+    }
+    Ok(names)
+}
+
+/// Moves each staged file into place (refused if its name exists now, unless replacing; an
+/// NFD twin of a replaced name is removed), and checks the skill's listing picks it up; on any
+/// failure the files of this upload are removed again (replaced files cannot be restored, so
+/// replacing is checked first).
+fn save_uploads(
+    engine: &skillrag_engine::Engine,
+    target: UploadTarget,
+    files: Vec<Staged>,
+) -> Result<Vec<Uploaded>, ApiError> {
+    let UploadTarget { skill, folder, dir, replace, .. } = target;
+    let found = engine.skill(&skill)?;
+    let on_disk = names_in(&dir)?;
+    for file in &files {
+        let source = format!("{folder}/{}", file.name);
+        for raw in on_disk.get(&file.name).into_iter().flatten() {
+            match std::fs::symlink_metadata(dir.join(raw)) {
+                Ok(m) if !m.is_file() => {
+                    return Err(ApiError::conflict(format!("`{source}` exists and is not a plain file; not replaced")))
+                }
+                Ok(_) if !replace => return Err(exists(&source)),
+                _ => {}
             }
-            Ok(_) if !replace => {
-                return Err(ApiError::conflict(format!(
-                    "`{source}` already exists; send `?replace=true` to replace it"
-                )))
-            }
-            _ => {}
         }
     }
     let mut written: Vec<PathBuf> = Vec::new();
@@ -403,25 +649,42 @@ fn save_uploads(
             let _ = std::fs::remove_file(p);
         }
     };
-    for ((name, bytes), (path, source)) in files.iter().zip(&targets) {
-        let tmp = dir.join(format!(".{name}.upload-{}.tmp", std::process::id()));
-        let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
+    let mut saved = Vec::new();
+    for mut file in files {
+        let source = format!("{folder}/{}", file.name);
+        let path = dir.join(&file.name);
+        let Some(staged) = file.file.take() else { continue };
+        let moved = if replace { staged.persist(&path) } else { staged.persist_noclobber(&path) };
+        if let Err(e) = moved {
             undo(&written);
-            return Err(io(&format!("save `{source}`"), e));
+            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                return Err(exists(&source));
+            }
+            return Err(ApiError::internal(format!("cannot save `{source}`: {}", e.error)));
         }
-        written.push(path.clone());
+        for twin in on_disk
+            .get(&file.name)
+            .into_iter()
+            .flatten()
+            .filter(|raw| raw.as_os_str() != path.file_name().unwrap_or_default())
+        {
+            let _ = std::fs::remove_file(dir.join(twin));
+        }
+        written.push(path);
+        saved.push(Uploaded { name: source, size: file.size });
     }
     let listing = engine.project.knowledge_files(found);
-    if let Some((_, source)) = targets.iter().find(|(_, s)| !listing.files.iter().any(|f| &f.source == s)) {
+    if let Some(missing) = saved.iter().find(|u| !listing.files.iter().any(|f| f.source == u.name)) {
         undo(&written);
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            format!("`{source}` would not be indexed: the skill's knowledge patterns or ignore files leave it out"),
+            format!(
+                "`{}` would not be indexed: the skill's knowledge patterns or ignore files leave it out",
+                missing.name
+            ),
         ));
     }
-    Ok(files.iter().zip(&targets).map(|((_, b), (_, s))| Uploaded { name: s.clone(), size: b.len() as u64 }).collect())
+    Ok(saved)
 }
 
 #[cfg(test)]
@@ -439,6 +702,28 @@ mod tests {
         for bad in ["run.exe", "archive.zip", "noextension", "x.svg"] {
             assert_eq!(upload_name(bad).unwrap_err().status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{bad}");
         }
+    }
+
+    #[test]
+    fn names_that_display_as_another_are_refused_and_twins_are_one() {
+        for bad in ["pwn11\u{202e}dm.txt", "a\u{200b}b.md", "\u{feff}bom.md", "x\u{2066}y.md", "tag\u{e0041}.md"] {
+            assert_eq!(upload_name(bad).unwrap_err().status, StatusCode::UNPROCESSABLE_ENTITY, "{bad:?}");
+        }
+        assert_eq!(upload_name("cafe\u{301}.md").unwrap(), "caf\u{e9}.md");
+        assert_eq!(upload_name("❤\u{fe0f}.md").unwrap(), "❤\u{fe0f}.md", "an emoji's variation selector is kept");
+    }
+
+    #[test]
+    fn documents_are_named_by_path_or_unambiguous_bare_name() {
+        let sources = ["knowledge/faq.md", "knowledge/a/twin.md", "knowledge/b/twin.md", "knowledge/caf\u{e9}.md"];
+        assert_eq!(resolve_document("s", "knowledge/faq.md", sources).unwrap(), "knowledge/faq.md");
+        assert_eq!(resolve_document("s", "faq.md", sources).unwrap(), "knowledge/faq.md");
+        assert_eq!(resolve_document("s", "cafe\u{301}.md", sources).unwrap(), "knowledge/caf\u{e9}.md");
+        let twins = resolve_document("s", "twin.md", sources).unwrap_err();
+        assert_eq!(twins.status, StatusCode::CONFLICT);
+        assert!(twins.message.contains("`knowledge/a/twin.md`, `knowledge/b/twin.md`"), "{}", twins.message);
+        assert_eq!(resolve_document("s", "a/twin.md", sources).unwrap_err().status, StatusCode::NOT_FOUND);
+        assert_eq!(resolve_document("s", "none.md", sources).unwrap_err().status, StatusCode::NOT_FOUND);
     }
 
     #[test]

@@ -99,8 +99,9 @@ pub async fn rate_limit(State(shared): State<Shared>, req: Request, next: Next) 
 /// Reads the whole body before any handler runs, within `[serve] body_timeout_secs` in total
 /// and `max_body` in size, so a client trickling bytes cannot hold a worker or a connection
 /// slot for long (408), and every route, `/mcp` included, has the same size limit (413) but
-/// document uploads, which have their own (`max_upload`, only when writes are allowed).
-/// Bodies here are small JSON documents or a few uploaded files; nothing streams in.
+/// document uploads (when writes are allowed), which stream to disk within their own size
+/// limit (`max_upload`) and the same time, both enforced by their handler.
+/// Bodies here are small JSON documents.
 /// `POST /v1/skills/{skill}/documents`.
 fn is_upload(method: &axum::http::Method, path: &str) -> bool {
     let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
@@ -109,11 +110,12 @@ fn is_upload(method: &axum::http::Method, path: &str) -> bool {
 
 pub async fn read_body(State(shared): State<Shared>, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
-    let limit = if shared.options.allow_writes && is_upload(&parts.method, parts.uri.path()) {
-        shared.options.max_upload
-    } else {
-        shared.options.max_body
-    };
+    // An upload streams to disk after its checks (a re-index running, a name that exists), so it
+    // is not held here: the route's `DefaultBodyLimit` bounds its size and the handler its time.
+    if shared.options.allow_writes && is_upload(&parts.method, parts.uri.path()) {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let limit = shared.options.max_body;
     let limited = Limited::new(body, limit);
     let bytes = match tokio::time::timeout(shared.options.body_timeout, limited.collect()).await {
         Ok(Ok(collected)) => collected.to_bytes(),

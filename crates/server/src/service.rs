@@ -145,6 +145,9 @@ pub struct Service {
     /// last good generation keeps serving until a newer one is published.
     failed: Mutex<Option<Generations>>,
     job: Mutex<Option<IndexJob>>,
+    /// Held by each document write and `POST /v1/index` from its check to the re-index it
+    /// starts, so racing writes cannot interleave (see `documents.rs`).
+    pub(crate) writes: tokio::sync::Mutex<()>,
     pub metrics: Metrics,
     pub conversations: ConversationStore,
     feedback: FeedbackLog,
@@ -174,6 +177,7 @@ impl Service {
             reloading: AtomicBool::new(false),
             failed: Mutex::new(None),
             job: Mutex::new(None),
+            writes: tokio::sync::Mutex::new(()),
             metrics: Metrics::new(),
         })
     }

@@ -11,3 +11,4 @@ mod mcp;
 mod server;
 mod settings;
 mod stdio;
+mod writes;
