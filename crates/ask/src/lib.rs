@@ -40,7 +40,7 @@ use llm::Assist;
 use logs::trace;
 use skillrag_core::Hit;
 use skillrag_core::Language;
-use skillrag_engine::{Engine, EngineError};
+use skillrag_engine::Engine;
 use skillrag_generate::Generator;
 use stages::answer::Reply;
 use stages::plan::Plan;
@@ -353,9 +353,8 @@ impl Assistant {
     /// Every routed skill must have an index to retrieve from.
     fn check_indexed(&self, route: &Route) -> Result<(), AskError> {
         for s in &route.skills {
-            if self.engine.index_of(s)?.is_none() {
-                return Err(AskError::Engine(EngineError::NotIndexed(s.clone())));
-            }
+            // A damaged index is named as damaged, with its repair, not as missing.
+            self.engine.require_index(s)?;
         }
         Ok(())
     }
