@@ -30,6 +30,7 @@ pub use error::{AskError, TuneError};
 pub use logs::feedback::{routing_labels, FeedbackLog, FeedbackRecord, JudgedHit, Judgement, Rating};
 pub use logs::gaps::{Gap, GapCause, GapLog, GapRecord};
 pub use logs::history::{ConversationStore, ConversationSummary, HistoryError, SavedConversation, Turn};
+pub use logs::jsonl::Skipped;
 pub use stages::answer::OnText;
 pub use stages::route::RouterModel;
 pub use stages::task::{ContextOptions, SkillBrief, TaskContext, MAX_CONTEXT_BUDGET};

@@ -127,12 +127,15 @@ pub fn gaps(cli: &Cli, args: &GapsArgs) -> Result<ExitCode> {
     let state = engine.project.state_dir();
     let log = skillrag_ask::GapLog::new(&state);
     let feedback = skillrag_ask::FeedbackLog::new(&state);
-    let (judged, _) = feedback.list().with_context(|| feedback.path().display().to_string())?;
+    let (judged, skipped) = feedback.list().with_context(|| feedback.path().display().to_string())?;
+    if !skipped.is_empty() {
+        eprintln!("warning: {}: {skipped}", feedback.path().display());
+    }
     let (mut gaps, unreadable) =
         log.list_with_feedback(args.skill.as_deref(), &judged).with_context(|| log.path().display().to_string())?;
     gaps.truncate(args.limit);
-    if unreadable > 0 {
-        eprintln!("warning: {}: {unreadable} unreadable line(s) skipped", log.path().display());
+    if !unreadable.is_empty() {
+        eprintln!("warning: {}: {unreadable}", log.path().display());
     }
     if cli.json {
         print_json(&serde_json::json!({"gaps": gaps}))?;
