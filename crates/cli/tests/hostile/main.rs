@@ -7,6 +7,7 @@ mod common;
 mod bombs;
 mod files;
 mod index;
+mod recovery;
 mod server;
 mod settings;
 mod stdio;
