@@ -59,7 +59,9 @@ fn an_upload_accepted_before_a_crash_is_indexed_when_serve_starts_again() {
     }
 
     let server = Server::start(dir, &["--allow-writes"], &[]);
-    let deadline = Instant::now() + MINUTE;
+    let restarted = Instant::now();
+    // Generous for a loaded 2-core machine: the re-index itself takes a few seconds.
+    let deadline = restarted + 3 * MINUTE;
     loop {
         let listed = statuses(&server, "router-faq");
         let pending: Vec<&(String, String)> =
@@ -70,12 +72,13 @@ fn an_upload_accepted_before_a_crash_is_indexed_when_serve_starts_again() {
         }
         assert!(
             Instant::now() < deadline,
-            "a minute after the restart, {} of {} accepted uploads are still not indexed: {pending:?}",
+            "3 minutes after the restart, {} of {} accepted uploads are still not indexed: {pending:?}",
             pending.len(),
             files.len()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    eprintln!("measured: all {} accepted uploads indexed {:?} after the restart", files.len(), restarted.elapsed());
     let (status, body) = server.post_json(
         "/v1/search",
         serde_json::json!({"query": "setting 7-12 after a restart", "skills": ["router-faq"], "k": 3}),
@@ -83,6 +86,7 @@ fn an_upload_accepted_before_a_crash_is_indexed_when_serve_starts_again() {
     assert_eq!(status, 200, "{body}");
     assert!(body.to_string().contains("crash-note-07.md"), "the resumed index answers: {body}");
     let peak = peak_rss_mib(server.child.id()).unwrap_or(0);
+    eprintln!("measured: the restarted server peaked at {peak} MiB");
     assert!(peak < 1500, "the restarted server peaked at {peak} MiB");
 }
 
