@@ -453,9 +453,8 @@ impl Service {
         blocking(move || {
             let engine = &live.assistant.engine;
             engine.skill(&skill)?;
-            let index = engine
-                .index_of(&skill)?
-                .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no index yet")))?;
+            // A damaged index is named as damaged, with its repair, not as missing.
+            let index = engine.require_index(&skill)?;
             if !index.manifest().files.contains_key(&source) {
                 return Err(ApiError::not_found(format!("skill `{skill}` has no source `{source}`")));
             }
