@@ -41,7 +41,10 @@ fn report_startup(engine: &skillrag_engine::Engine) {
         eprintln!("{d}{}", if loaded { "" } else { " (skill skipped)" });
     }
     for (skill, generation) in engine.served_generations() {
-        if generation.is_none() {
+        // A damaged index is served as none; it needs a repair, not a first `index`.
+        if let (None, Some(damage)) = (generation, engine.damage(&skill)) {
+            eprintln!("warning: {damage}; it is served as soon as it is repaired, the other skills meanwhile");
+        } else if generation.is_none() {
             eprintln!(
                 "warning: skill `{skill}` has no index yet: run `skillrag index --skill {skill}`; it is served as soon as one is published"
             );
