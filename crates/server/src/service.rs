@@ -706,18 +706,7 @@ impl Service {
     /// Uploads and deletes call it (through [`Service::start_index`]) once their files are
     /// written. Failing to write it (a full disk) is a warning: the re-index still runs.
     pub(crate) fn note_pending(&self, skills: &[String]) {
-        let merged = match self.read_pending() {
-            Some(all) if all.is_empty() => all,
-            _ if skills.is_empty() => Vec::new(),
-            Some(mut pending) => {
-                pending.extend(skills.iter().cloned());
-                pending.sort();
-                pending.dedup();
-                pending
-            }
-            None => skills.to_vec(),
-        };
-        if let Err(e) = self.write_pending(merged) {
+        if let Err(e) = self.write_pending(pending_with(self.read_pending(), skills)) {
             eprintln!(
                 "warning: cannot write down the pending re-index ({}: {e}); if the server stops before it ends, \
                  run `skillrag index`",
@@ -729,16 +718,13 @@ impl Service {
     /// Takes `indexed` off the pending re-index (`everything`: all skills were indexed).
     fn clear_pending(&self, indexed: &[String], everything: bool) {
         let Some(pending) = self.read_pending() else { return };
-        let left: Vec<String> = pending.iter().filter(|s| !indexed.contains(s)).cloned().collect();
-        let result = if everything || (!pending.is_empty() && left.is_empty()) {
-            std::fs::remove_file(self.pending_path()).or_else(|e| match e.kind() {
+        let result = match pending_after(&pending, indexed, everything) {
+            None => std::fs::remove_file(self.pending_path()).or_else(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => Ok(()),
                 _ => Err(e),
-            })
-        } else if left.len() < pending.len() {
-            self.write_pending(left)
-        } else {
-            Ok(())
+            }),
+            Some(left) if left != pending => self.write_pending(left),
+            Some(_) => Ok(()),
         };
         if let Err(e) = result {
             eprintln!("warning: cannot update the pending re-index ({}: {e})", self.pending_path().display());
@@ -796,6 +782,29 @@ struct PendingIndex {
     skills: Vec<String>,
 }
 
+/// What is pending once a re-index of `skills` (empty: all) starts, given what was (`None`:
+/// nothing; empty: all).
+fn pending_with(pending: Option<Vec<String>>, skills: &[String]) -> Vec<String> {
+    match pending {
+        Some(all) if all.is_empty() => all,
+        _ if skills.is_empty() => Vec::new(),
+        Some(mut pending) => {
+            pending.extend(skills.iter().cloned());
+            pending.sort();
+            pending.dedup();
+            pending
+        }
+        None => skills.to_vec(),
+    }
+}
+
+/// What is still pending once `indexed` were indexed (`everything`: every skill was); `None`
+/// when nothing is.
+fn pending_after(pending: &[String], indexed: &[String], everything: bool) -> Option<Vec<String>> {
+    let left: Vec<String> = pending.iter().filter(|s| !indexed.contains(s)).cloned().collect();
+    (!everything && (pending.is_empty() || !left.is_empty())).then_some(left)
+}
+
 /// Earlier questions of a conversation taken into account (routing each costs a query embedding).
 const HISTORY_TURNS: usize = 4;
 
@@ -830,4 +839,30 @@ pub(crate) fn history_error(e: HistoryError) -> ApiError {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_pending_reindex_is_merged_and_cleared_by_skill() {
+        // Nothing pending, then one skill, then another: both; all skills swallow the rest.
+        assert_eq!(pending_with(None, &names(&["a"])), names(&["a"]));
+        assert_eq!(pending_with(Some(names(&["b"])), &names(&["a", "b"])), names(&["a", "b"]));
+        assert_eq!(pending_with(Some(names(&["a"])), &[]), Vec::<String>::new());
+        assert_eq!(pending_with(Some(Vec::new()), &names(&["a"])), Vec::<String>::new());
+        // A job that indexed some skills leaves the others; all of them, nothing.
+        assert_eq!(pending_after(&names(&["a", "b"]), &names(&["a"]), false), Some(names(&["b"])));
+        assert_eq!(pending_after(&names(&["a", "b"]), &names(&["a", "b"]), false), None);
+        // "All skills" stays pending until a job over all of them succeeds.
+        assert_eq!(pending_after(&[], &names(&["a"]), false), Some(Vec::new()));
+        assert_eq!(pending_after(&[], &names(&["a", "b"]), true), None);
+        // A skill that failed stays.
+        assert_eq!(pending_after(&names(&["a"]), &[], false), Some(names(&["a"])));
+    }
 }
