@@ -30,6 +30,7 @@ pub use error::{AskError, TuneError};
 pub use logs::feedback::{routing_labels, FeedbackLog, FeedbackRecord, JudgedHit, Judgement, Rating};
 pub use logs::gaps::{Gap, GapCause, GapLog, GapRecord};
 pub use logs::history::{ConversationStore, ConversationSummary, HistoryError, SavedConversation, Turn};
+pub use logs::jsonl::Skipped;
 pub use stages::answer::OnText;
 pub use stages::route::RouterModel;
 pub use stages::task::{ContextOptions, SkillBrief, TaskContext, MAX_CONTEXT_BUDGET};
@@ -40,7 +41,7 @@ use llm::Assist;
 use logs::trace;
 use skillrag_core::Hit;
 use skillrag_core::Language;
-use skillrag_engine::{Engine, EngineError};
+use skillrag_engine::Engine;
 use skillrag_generate::Generator;
 use stages::answer::Reply;
 use stages::plan::Plan;
@@ -353,9 +354,8 @@ impl Assistant {
     /// Every routed skill must have an index to retrieve from.
     fn check_indexed(&self, route: &Route) -> Result<(), AskError> {
         for s in &route.skills {
-            if self.engine.index_of(s)?.is_none() {
-                return Err(AskError::Engine(EngineError::NotIndexed(s.clone())));
-            }
+            // A damaged index is named as damaged, with its repair, not as missing.
+            self.engine.require_index(s)?;
         }
         Ok(())
     }

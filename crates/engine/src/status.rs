@@ -94,6 +94,17 @@ pub struct KnowledgeSummary {
 }
 
 impl Engine {
+    /// The current index of a skill that must have one: a damaged index is refused with what is
+    /// wrong and the command that repairs it, a missing one with the command that makes it. (A
+    /// damaged index reads as missing to [`Engine::index_of`], so that walks over every skill
+    /// skip it; a caller that needs this one skill must not tell the user to "index" it.)
+    pub fn require_index(&self, skill: &str) -> Result<std::sync::Arc<dyn skillrag_store::SkillIndex>, EngineError> {
+        match self.index_of(skill)? {
+            Some(index) => Ok(index),
+            None => Err(self.damage(skill).map_or_else(|| EngineError::NotIndexed(skill.to_string()), Into::into)),
+        }
+    }
+
     /// The card of one skill (an unknown id is an error that lists the known ones).
     pub fn skill_card(&self, id: &str) -> Result<SkillCard, EngineError> {
         let skill = self.skill(id)?;
@@ -211,12 +222,7 @@ impl Engine {
     /// The documents of a skill's current index, by source path.
     pub fn sources(&self, skill: &str) -> Result<Vec<SourceInfo>, EngineError> {
         self.skill(skill)?;
-        let index = match self.index_of(skill)? {
-            Some(index) => index,
-            None => {
-                return Err(self.damage(skill).map_or_else(|| EngineError::NotIndexed(skill.to_string()), Into::into))
-            }
-        };
+        let index = self.require_index(skill)?;
         let low = self.settings.index.ocr_low_confidence;
         Ok(index
             .manifest()

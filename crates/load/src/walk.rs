@@ -99,6 +99,18 @@ pub fn list_knowledge_files_in(
         };
         let target = base.join(clean);
         // `exists`, not `is_file`: a pipe or socket named here is reported by the walk.
+        // A default folder name that is a file (`knowledge` written as a file, a folder replaced
+        // by one) is most likely a mistake: read it as one document, but say so.
+        if anchor == Anchor::Skill && defaults.contains(&clean) && target.is_file() {
+            diagnostics.push(Diagnostic::warning(
+                &skill_file,
+                None,
+                format!(
+                    "`{clean}` is a file, not a folder: knowledge documents belong inside a folder `{clean}/` \
+                     (make `{clean}` a folder and move the file into it); read as one document meanwhile"
+                ),
+            ));
+        }
         if target.exists() {
             let mut keep = |_: &str| true;
             let at = Walk { base, prefix: anchor.source_prefix(), confinement };
@@ -285,6 +297,20 @@ mod tests {
         let sources: Vec<_> = listing.files.iter().map(|f| f.source.as_str()).collect();
         assert_eq!(sources, vec!["knowledge/b.md", "knowledge/rules/a.md", "references/c.txt"]);
         assert!(listing.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn a_default_folder_that_is_a_file_is_said() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        fs::write(dir.join("knowledge"), "a").unwrap();
+        let listing = list_knowledge_files(dir, &defaults(), &["references", "knowledge"]);
+        let messages: Vec<String> = listing.diagnostics.iter().map(|d| d.to_string()).collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(messages[0].contains("`knowledge` is a file, not a folder"), "{messages:?}");
+        // Named on purpose, a file is fine.
+        let listing = list_knowledge_files(dir, &["knowledge".into()], &[]);
+        assert!(listing.diagnostics.is_empty(), "{:?}", listing.diagnostics);
     }
 
     #[test]

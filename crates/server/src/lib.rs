@@ -210,6 +210,8 @@ pub async fn serve(
     let app = router(shared, mcp_shutdown.clone());
 
     let watcher = tokio::spawn(service.clone().watch_generations(options.reload_every));
+    // Uploads or deletes accepted by a run that stopped before indexing them are indexed now.
+    service.resume_pending_index();
     let janitor = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {

@@ -457,9 +457,8 @@ impl Service {
         blocking(move || {
             let engine = &live.assistant.engine;
             engine.skill(&skill)?;
-            let index = engine
-                .index_of(&skill)?
-                .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no index yet")))?;
+            // A damaged index is named as damaged, with its repair, not as missing.
+            let index = engine.require_index(&skill)?;
             if !index.manifest().files.contains_key(&source) {
                 return Err(ApiError::not_found(format!("skill `{skill}` has no source `{source}`")));
             }
@@ -528,9 +527,16 @@ impl Service {
         let this = self.clone();
         blocking(move || {
             let Some(log) = live.assistant.gap_log() else { return Ok(Vec::new()) };
-            let (feedback, _) = this.feedback.list().map_err(|e| ApiError::internal(e.to_string()))?;
-            let (mut gaps, _) =
+            // A damaged line is skipped with a warning naming it, as the CLI does: the rest is served.
+            let (feedback, skipped) = this.feedback.list().map_err(|e| ApiError::internal(e.to_string()))?;
+            if !skipped.is_empty() {
+                eprintln!("warning: {}: {skipped}", this.feedback.path().display());
+            }
+            let (mut gaps, skipped) =
                 log.list_with_feedback(skill.as_deref(), &feedback).map_err(|e| ApiError::internal(e.to_string()))?;
+            if !skipped.is_empty() {
+                eprintln!("warning: {}: {skipped}", log.path().display());
+            }
             gaps.truncate(limit);
             Ok(gaps)
         })
@@ -573,6 +579,9 @@ impl Service {
     }
 
     /// Starts a re-index in the background; the new generations are served once it is done.
+    /// Until it is done, the skills it covers are written down as pending, so that a server
+    /// that stops before (a crash, `kill -9`) resumes it when it starts again
+    /// ([`Service::resume_pending_index`]).
     pub fn start_index(self: &Arc<Self>, skills: Vec<String>, rebuild: bool) -> Result<IndexJob, ApiError> {
         let live = self.live();
         for s in &skills {
@@ -593,6 +602,8 @@ impl Service {
                 message: "indexing".into(),
                 report: None,
             };
+            // Under the job's lock: the journal is read and written by one job at a time.
+            self.note_pending(&skills);
             *slot = Some(job.clone());
             job
         };
@@ -613,37 +624,139 @@ impl Service {
                 Ok(_) => this.reload_if_changed().await.map(|_| ()),
                 Err(_) => Ok(()),
             };
-            // Problems named by their path in the project, not the server's filesystem.
-            let result = result.map(|mut report| {
-                for d in &mut report.diagnostics {
-                    if let Ok(inside) = d.path.strip_prefix(&this.project.root) {
-                        d.path = inside.to_path_buf();
-                    }
-                }
-                report
-            });
-            let mut slot = lock(&this.job);
-            if let Some(job) = slot.as_mut() {
-                job.finished = Some(crate::now_secs());
-                match (result, reloaded) {
-                    (Ok(report), Ok(())) => {
-                        job.state = "done";
-                        job.message = index_summary(&report);
-                        job.report = Some(report);
-                    }
-                    (Ok(report), Err(e)) => {
-                        job.state = "failed";
-                        job.message = format!("indexed, but reopening the new index failed: {}", e.message);
-                        job.report = Some(report);
-                    }
-                    (Err(e), _) => {
-                        job.state = "failed";
-                        job.message = e.message;
-                    }
-                }
-            }
+            this.finish_job(result, reloaded);
         });
         Ok(job)
+    }
+
+    /// Records how the running job ended. A skill that could not be indexed (a full disk, a
+    /// damaged store) fails the job, and its message says why: the report alone would say
+    /// `done` with "0 file(s) skipped".
+    fn finish_job(&self, result: Result<IndexReport, ApiError>, reloaded: Result<(), ApiError>) {
+        // Problems named by their path in the project, not the server's filesystem.
+        let result = result.map(|mut report| {
+            for d in &mut report.diagnostics {
+                if let Ok(inside) = d.path.strip_prefix(&self.project.root) {
+                    d.path = inside.to_path_buf();
+                }
+            }
+            report
+        });
+        let mut slot = lock(&self.job);
+        let Some(job) = slot.as_mut() else { return };
+        job.finished = Some(crate::now_secs());
+        if let Ok(report) = &result {
+            let indexed: Vec<String> =
+                report.skills.iter().filter(|s| s.error.is_none()).map(|s| s.skill.clone()).collect();
+            let everything = job.skills.is_empty() && indexed.len() == report.skills.len();
+            self.clear_pending(&indexed, everything);
+        }
+        match (result, reloaded) {
+            (Ok(report), Ok(())) => {
+                let errors: Vec<&str> = report.skills.iter().filter_map(|s| s.error.as_deref()).collect();
+                if errors.is_empty() {
+                    job.state = "done";
+                    job.message = index_summary(&report);
+                } else {
+                    job.state = "failed";
+                    job.message = format!(
+                        "{} of {} skill(s) not indexed: {}",
+                        errors.len(),
+                        report.skills.len(),
+                        errors.join("; ")
+                    );
+                }
+                job.report = Some(report);
+            }
+            (Ok(report), Err(e)) => {
+                job.state = "failed";
+                job.message = format!("indexed, but reopening the new index failed: {}", e.message);
+                job.report = Some(report);
+            }
+            (Err(e), _) => {
+                job.state = "failed";
+                job.message = e.message;
+            }
+        }
+    }
+
+    /// The journal of re-indexes started and not finished: `{"skills": [...]}`, empty for all.
+    fn pending_path(&self) -> std::path::PathBuf {
+        self.project.state_dir().join(PENDING_INDEX)
+    }
+
+    /// The skills a re-index was started for and did not finish (empty: all of them); `None`
+    /// when nothing is pending. A journal that cannot be read means all skills: a re-index of
+    /// unchanged files costs little, a lost one leaves accepted documents unindexed.
+    fn read_pending(&self) -> Option<Vec<String>> {
+        let text = match std::fs::read(self.pending_path()) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(_) => return Some(Vec::new()),
+        };
+        Some(serde_json::from_slice::<PendingIndex>(&text).map_or_else(|_| Vec::new(), |p| p.skills))
+    }
+
+    fn write_pending(&self, skills: Vec<String>) -> std::io::Result<()> {
+        let path = self.pending_path();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let text = serde_json::to_vec(&PendingIndex { skills }).map_err(std::io::Error::other)?;
+        std::fs::write(path, text)
+    }
+
+    /// Writes down that `skills` (empty: all) need a re-index, with what was pending already.
+    /// Uploads and deletes call it (through [`Service::start_index`]) once their files are
+    /// written. Failing to write it (a full disk) is a warning: the re-index still runs.
+    pub(crate) fn note_pending(&self, skills: &[String]) {
+        if let Err(e) = self.write_pending(pending_with(self.read_pending(), skills)) {
+            eprintln!(
+                "warning: cannot write down the pending re-index ({}: {e}); if the server stops before it ends, \
+                 run `skillrag index`",
+                self.pending_path().display()
+            );
+        }
+    }
+
+    /// Takes `indexed` off the pending re-index (`everything`: all skills were indexed).
+    fn clear_pending(&self, indexed: &[String], everything: bool) {
+        let Some(pending) = self.read_pending() else { return };
+        let result = match pending_after(&pending, indexed, everything) {
+            None => std::fs::remove_file(self.pending_path()).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            }),
+            Some(left) if left != pending => self.write_pending(left),
+            Some(_) => Ok(()),
+        };
+        if let Err(e) = result {
+            eprintln!("warning: cannot update the pending re-index ({}: {e})", self.pending_path().display());
+        }
+    }
+
+    /// Resumes the re-index that a previous run of the server started and did not finish (it
+    /// was killed while indexing accepted uploads or deletes): without it, those documents would
+    /// stay `pending` until someone ran `skillrag index`. Skills removed since are left out.
+    pub fn resume_pending_index(self: &Arc<Self>) -> Option<IndexJob> {
+        let pending = self.read_pending()?;
+        let live = self.live();
+        let known: Vec<String> = pending.iter().filter(|s| live.assistant.engine.skill(s).is_ok()).cloned().collect();
+        if !pending.is_empty() && known.is_empty() {
+            self.clear_pending(&pending, true);
+            return None;
+        }
+        let which = if known.is_empty() { "every skill".to_string() } else { format!("`{}`", known.join("`, `")) };
+        match self.start_index(known, false) {
+            Ok(job) => {
+                eprintln!("resuming the re-index of {which} that the previous run did not finish (see GET /v1/index)");
+                Some(job)
+            }
+            Err(e) => {
+                eprintln!("warning: cannot resume the unfinished re-index of {which}: {}", e.message);
+                None
+            }
+        }
     }
 
     /// The running or last re-index (its diagnostics' paths relative to the project root).
@@ -662,6 +775,38 @@ impl Service {
             }
         }
     }
+}
+
+/// The journal of an unfinished re-index, in the state folder.
+const PENDING_INDEX: &str = "index-pending.json";
+
+/// What the journal holds: the skills to re-index, none for all.
+#[derive(Serialize, serde::Deserialize)]
+struct PendingIndex {
+    skills: Vec<String>,
+}
+
+/// What is pending once a re-index of `skills` (empty: all) starts, given what was (`None`:
+/// nothing; empty: all).
+fn pending_with(pending: Option<Vec<String>>, skills: &[String]) -> Vec<String> {
+    match pending {
+        Some(all) if all.is_empty() => all,
+        _ if skills.is_empty() => Vec::new(),
+        Some(mut pending) => {
+            pending.extend(skills.iter().cloned());
+            pending.sort();
+            pending.dedup();
+            pending
+        }
+        None => skills.to_vec(),
+    }
+}
+
+/// What is still pending once `indexed` were indexed (`everything`: every skill was); `None`
+/// when nothing is.
+fn pending_after(pending: &[String], indexed: &[String], everything: bool) -> Option<Vec<String>> {
+    let left: Vec<String> = pending.iter().filter(|s| !indexed.contains(s)).cloned().collect();
+    (!everything && (pending.is_empty() || !left.is_empty())).then_some(left)
 }
 
 /// Earlier questions of a conversation taken into account (routing each costs a query embedding).
@@ -698,4 +843,30 @@ pub(crate) fn history_error(e: HistoryError) -> ApiError {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_pending_reindex_is_merged_and_cleared_by_skill() {
+        // Nothing pending, then one skill, then another: both; all skills swallow the rest.
+        assert_eq!(pending_with(None, &names(&["a"])), names(&["a"]));
+        assert_eq!(pending_with(Some(names(&["b"])), &names(&["a", "b"])), names(&["a", "b"]));
+        assert_eq!(pending_with(Some(names(&["a"])), &[]), Vec::<String>::new());
+        assert_eq!(pending_with(Some(Vec::new()), &names(&["a"])), Vec::<String>::new());
+        // A job that indexed some skills leaves the others; all of them, nothing.
+        assert_eq!(pending_after(&names(&["a", "b"]), &names(&["a"]), false), Some(names(&["b"])));
+        assert_eq!(pending_after(&names(&["a", "b"]), &names(&["a", "b"]), false), None);
+        // "All skills" stays pending until a job over all of them succeeds.
+        assert_eq!(pending_after(&[], &names(&["a"]), false), Some(Vec::new()));
+        assert_eq!(pending_after(&[], &names(&["a", "b"]), true), None);
+        // A skill that failed stays.
+        assert_eq!(pending_after(&names(&["a"]), &[], false), Some(names(&["a"])));
+    }
 }

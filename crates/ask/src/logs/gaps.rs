@@ -6,7 +6,7 @@
 
 use crate::base::contract::{Answer, RefusalKind};
 use crate::logs::feedback::{FeedbackRecord, Rating};
-use crate::logs::jsonl::AppendLog;
+use crate::logs::jsonl::{AppendLog, Skipped};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -98,8 +98,8 @@ impl GapLog {
 
     /// The logged gaps, grouped by skill and question (case and punctuation ignored), most
     /// frequent first, then most recent. `skill` keeps one skill's. Unreadable lines (a crash
-    /// mid-write) are skipped and counted.
-    pub fn list(&self, skill: Option<&str>) -> std::io::Result<(Vec<Gap>, usize)> {
+    /// mid-write, bytes that are not UTF-8) are skipped and named.
+    pub fn list(&self, skill: Option<&str>) -> std::io::Result<(Vec<Gap>, Skipped)> {
         self.list_with_feedback(skill, &[])
     }
 
@@ -108,7 +108,7 @@ impl GapLog {
         &self,
         skill: Option<&str>,
         feedback: &[FeedbackRecord],
-    ) -> std::io::Result<(Vec<Gap>, usize)> {
+    ) -> std::io::Result<(Vec<Gap>, Skipped)> {
         let (records, unreadable) = self.log.read::<GapRecord>()?;
         let refused =
             records.into_iter().map(|r| (r.skill, GapCause::Content, Some(r.kind), r.query, r.time, None::<String>));
@@ -185,7 +185,7 @@ mod tests {
         std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"{broken\n").unwrap();
 
         let (gaps, unreadable) = log.list(None).unwrap();
-        assert_eq!(unreadable, 1);
+        assert_eq!(unreadable.lines().collect::<Vec<_>>(), vec![4]);
         assert_eq!(gaps.len(), 2, "{gaps:?}");
         assert_eq!((gaps[0].count, gaps[0].query.as_str()), (2, "Wifi password?"));
         assert_eq!(gaps[1].skill, None);
@@ -244,6 +244,6 @@ mod tests {
     #[test]
     fn missing_log_is_empty() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(GapLog::new(&dir.path().join("nowhere")).list(None).unwrap(), (vec![], 0));
+        assert_eq!(GapLog::new(&dir.path().join("nowhere")).list(None).unwrap(), (vec![], Skipped::default()));
     }
 }

@@ -1,9 +1,10 @@
 //! Append-only JSON-lines logs in the project's state folder (the gaps log, the feedback log):
-//! one write per line, kept open for a server's hot path; unreadable lines (a crash mid-write)
-//! are skipped and counted when read back.
+//! one write per line, kept open for a server's hot path; unreadable lines (a crash mid-write,
+//! bytes that are not UTF-8) are skipped and named by their line number when read back.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::fmt;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -42,26 +43,74 @@ impl AppendLog {
         }
     }
 
-    /// Every readable record, oldest first, and the number of unreadable lines. A missing log
-    /// is empty.
-    pub(crate) fn read<T: DeserializeOwned>(&self) -> std::io::Result<(Vec<T>, usize)> {
+    /// Every readable record, oldest first, and the lines skipped as unreadable. A missing log
+    /// is empty. Lines are split on bytes, so one that is not UTF-8 is skipped like one that is
+    /// not JSON, instead of ending the read.
+    pub(crate) fn read<T: DeserializeOwned>(&self) -> std::io::Result<(Vec<T>, Skipped)> {
         let file = match std::fs::File::open(&self.path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Skipped::default())),
             Err(e) => return Err(e),
         };
-        let (mut records, mut unreadable) = (Vec::new(), 0);
-        for line in std::io::BufReader::new(file).lines() {
+        let (mut records, mut skipped) = (Vec::new(), Skipped::default());
+        for (n, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
             let line = line?;
+            let Ok(line) = std::str::from_utf8(&line) else {
+                skipped.push(n + 1, "not valid UTF-8");
+                continue;
+            };
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str(&line) {
+            match serde_json::from_str(line) {
                 Ok(r) => records.push(r),
-                Err(_) => unreadable += 1,
+                Err(_) => skipped.push(n + 1, "not a readable record"),
             }
         }
-        Ok((records, unreadable))
+        Ok((records, skipped))
+    }
+}
+
+/// The lines of a log that were skipped when it was read: each line's number (from 1) and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skipped {
+    lines: Vec<(usize, &'static str)>,
+}
+
+/// Skipped lines named one by one in a message; the rest are counted.
+const NAMED_LINES: usize = 5;
+
+impl Skipped {
+    fn push(&mut self, line: usize, why: &'static str) {
+        self.lines.push((line, why));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// How many lines were skipped.
+    pub fn count(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The skipped lines' numbers, from 1.
+    pub fn lines(&self) -> impl Iterator<Item = usize> + '_ {
+        self.lines.iter().map(|(n, _)| *n)
+    }
+}
+
+/// `2 unreadable line(s) skipped: line 3 (not valid UTF-8), line 7 (not a readable record)`.
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} unreadable line(s) skipped", self.lines.len())?;
+        for (i, (line, why)) in self.lines.iter().take(NAMED_LINES).enumerate() {
+            write!(f, "{} line {line} ({why})", if i == 0 { ":" } else { "," })?;
+        }
+        if self.lines.len() > NAMED_LINES {
+            write!(f, " and {} more", self.lines.len() - NAMED_LINES)?;
+        }
+        Ok(())
     }
 }
 
@@ -73,10 +122,18 @@ mod tests {
     fn skips_broken_lines() {
         let dir = tempfile::tempdir().unwrap();
         let log = AppendLog::new(dir.path().join("sub/log.jsonl"));
-        assert_eq!(log.read::<u32>().unwrap(), (vec![], 0));
+        assert_eq!(log.read::<u32>().unwrap(), (vec![], Skipped::default()));
         log.append(&1u32).unwrap();
         std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"{broken\n\n").unwrap();
         log.append(&2u32).unwrap();
-        assert_eq!(log.read::<u32>().unwrap(), (vec![1, 2], 1));
+        std::fs::OpenOptions::new().append(true).open(log.path()).unwrap().write_all(b"\"\xff\xfe\"\n").unwrap();
+        log.append(&3u32).unwrap();
+        let (read, skipped) = log.read::<u32>().unwrap();
+        assert_eq!(read, vec![1, 2, 3], "the lines after a bad one are read too");
+        assert_eq!(skipped.lines().collect::<Vec<_>>(), vec![2, 5]);
+        assert_eq!(
+            skipped.to_string(),
+            "2 unreadable line(s) skipped: line 2 (not a readable record), line 5 (not valid UTF-8)"
+        );
     }
 }

@@ -446,8 +446,8 @@ pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
     if !args.no_feedback {
         let log = FeedbackLog::new(&assistant.engine.project.state_dir());
         let (records, unreadable) = log.list().with_context(|| log.path().display().to_string())?;
-        if unreadable > 0 {
-            eprintln!("warning: {}: {unreadable} unreadable line(s) skipped", log.path().display());
+        if !unreadable.is_empty() {
+            eprintln!("warning: {}: {unreadable}", log.path().display());
         }
         let known: std::collections::HashSet<&str> = labelled.iter().map(|l| l.query.as_str()).collect();
         let from_feedback: Vec<_> =

@@ -41,7 +41,10 @@ fn report_startup(engine: &skillrag_engine::Engine) {
         eprintln!("{d}{}", if loaded { "" } else { " (skill skipped)" });
     }
     for (skill, generation) in engine.served_generations() {
-        if generation.is_none() {
+        // A damaged index is served as none; it needs a repair, not a first `index`.
+        if let (None, Some(damage)) = (generation, engine.damage(&skill)) {
+            eprintln!("warning: {damage}; it is served as soon as it is repaired, the other skills meanwhile");
+        } else if generation.is_none() {
             eprintln!(
                 "warning: skill `{skill}` has no index yet: run `skillrag index --skill {skill}`; it is served as soon as one is published"
             );
@@ -127,12 +130,15 @@ pub fn gaps(cli: &Cli, args: &GapsArgs) -> Result<ExitCode> {
     let state = engine.project.state_dir();
     let log = skillrag_ask::GapLog::new(&state);
     let feedback = skillrag_ask::FeedbackLog::new(&state);
-    let (judged, _) = feedback.list().with_context(|| feedback.path().display().to_string())?;
+    let (judged, skipped) = feedback.list().with_context(|| feedback.path().display().to_string())?;
+    if !skipped.is_empty() {
+        eprintln!("warning: {}: {skipped}", feedback.path().display());
+    }
     let (mut gaps, unreadable) =
         log.list_with_feedback(args.skill.as_deref(), &judged).with_context(|| log.path().display().to_string())?;
     gaps.truncate(args.limit);
-    if unreadable > 0 {
-        eprintln!("warning: {}: {unreadable} unreadable line(s) skipped", log.path().display());
+    if !unreadable.is_empty() {
+        eprintln!("warning: {}: {unreadable}", log.path().display());
     }
     if cli.json {
         print_json(&serde_json::json!({"gaps": gaps}))?;

@@ -8,6 +8,7 @@ mod bombs;
 mod files;
 mod index;
 mod mcp;
+mod recovery;
 mod server;
 mod settings;
 mod stdio;

@@ -238,6 +238,18 @@ fn lock_state_dir(state: &Path, progress: &dyn Progress) -> Result<(std::fs::Fil
     }
     std::fs::create_dir_all(state).map_err(EngineError::io(state))?;
     let lock_path = state.join("index.lock");
+    // A folder (or pipe, socket…) where the lock file belongs would fail every run with only
+    // "Is a directory": it is moved aside like a damaged generation, kept for a look, and said.
+    if lock_path.symlink_metadata().is_ok_and(|m| !m.is_file() && !m.file_type().is_symlink()) {
+        let to = move_aside(&lock_path)?;
+        let line = format!(
+            "{} was not a file (the index lock is a plain file); moved it aside to {}",
+            lock_path.display(),
+            to.display()
+        );
+        progress.note(&line);
+        repaired.push(line);
+    }
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
