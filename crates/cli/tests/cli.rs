@@ -201,6 +201,32 @@ fn clear_errors() {
     assert!(stderr(&out).contains("/no/such/model"), "{}", stderr(&out));
 }
 
+/// `init` writes the model the environment names (issue 46 item 7), not its own cached copy;
+/// `--embed-model` still wins over the environment.
+#[test]
+fn init_writes_the_model_the_environment_names() {
+    let model_line = |dir: &Path| {
+        let text = std::fs::read_to_string(dir.join("skillrag.toml")).unwrap();
+        text.lines().find(|l| l.starts_with("model = ")).unwrap_or_default().to_string()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = skillrag(tmp.path(), &["init"]).env("SKILLRAG_EMBED_MODEL", "/opt/models/my-model").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(model_line(tmp.path()), r#"model = "/opt/models/my-model""#);
+    assert!(stderr(&out).contains("/opt/models/my-model (SKILLRAG_EMBED_MODEL)"), "{}", stderr(&out));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = skillrag(tmp.path(), &["init"]).env("SKILLRAG_EMBED_MODEL", "none").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(model_line(tmp.path()), r#"model = "none""#);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = skillrag(tmp.path(), &["init", "--embed-model", "/opt/models/flag"]);
+    let out = cmd.env("SKILLRAG_EMBED_MODEL", "/opt/models/env").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(model_line(tmp.path()), r#"model = "/opt/models/flag""#);
+}
+
 #[test]
 fn new_skill_scaffold_lints_clean() {
     let tmp = demo();
