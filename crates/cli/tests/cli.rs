@@ -201,6 +201,22 @@ fn clear_errors() {
     assert!(stderr(&out).contains("/no/such/model"), "{}", stderr(&out));
 }
 
+/// Into a pipe, `index` says when each skill starts and how many files it holds, the total of
+/// its progress known up front (issue 46 item 6), before the skill's summary.
+#[test]
+fn piped_index_prints_a_line_per_skill() {
+    let project = demo();
+    let out = common::lexical(project.path(), &["index"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    for skill in ["labor-law", "router-faq", "tea-brewing"] {
+        let lines: Vec<&str> = err.lines().map(str::trim).collect();
+        let start = lines.iter().position(|l| l.starts_with(&format!("{skill} indexing ")) && l.ends_with(" files"));
+        let summary = lines.iter().position(|l| l.starts_with(&format!("{skill} ")) && l.contains(" chunks, "));
+        assert!(start.is_some() && start < summary, "{skill}: a start line before the summary:\n{err}");
+    }
+}
+
 /// `init` writes the model the environment names (issue 46 item 7), not its own cached copy;
 /// `--embed-model` still wins over the environment.
 #[test]
