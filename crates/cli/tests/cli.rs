@@ -217,6 +217,28 @@ fn piped_index_prints_a_line_per_skill() {
     }
 }
 
+/// The test servers' setup scripts name a port another process holds, before installing or
+/// starting anything (issue 46 item 27): they used to start the server anyway and say only
+/// "the server exited".
+#[test]
+fn setup_scripts_say_when_their_port_is_taken() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts");
+    let rundir = tempfile::tempdir().unwrap();
+    for (script, arg, var) in [("setup-llm", "start", "SKILLRAG_LLM_PORT"), ("setup-e5", "test", "SKILLRAG_E5_PORT")] {
+        let out = std::process::Command::new(scripts.join(script))
+            .arg(arg)
+            .env(var, &port)
+            .env("SKILLRAG_LLM_DIR", rundir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{script}: {}", stderr(&out));
+        let expected = format!("port {port} is taken by another process; set {var}");
+        assert!(stderr(&out).contains(&expected), "{script}:\n{}", stderr(&out));
+    }
+}
+
 /// `init` writes the model the environment names (issue 46 item 7), not its own cached copy;
 /// `--embed-model` still wins over the environment.
 #[test]
