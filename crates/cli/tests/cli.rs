@@ -239,6 +239,34 @@ fn setup_scripts_say_when_their_port_is_taken() {
     }
 }
 
+fn repo_file(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)).unwrap()
+}
+
+/// The README says how to put `skillrag` on PATH, and the quick start ends by saying it
+/// (issue 46 item 26): the build leaves it in target/release.
+#[test]
+fn the_readme_and_the_quick_start_say_how_to_put_skillrag_on_path() {
+    let readme = repo_file("README.md");
+    assert!(readme.contains("cargo install --path crates/cli"), "README: cargo install");
+    assert!(readme.contains("export PATH=\"$PWD/target/release:$PATH\""), "README: a PATH line");
+    let quickstart = repo_file("scripts/quickstart");
+    let last = quickstart.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    assert!(last.contains("cargo install --path crates/cli") && last.contains("export PATH="), "{last}");
+}
+
+/// The README lists what `scripts/test` needs beyond Rust and Python (issue 46 item 27).
+#[test]
+fn the_readme_lists_what_the_tests_need() {
+    let readme = repo_file("README.md");
+    for needed in ["Node.js", "npm", "apt-get", "Chromium", "Tesseract", "poppler", "`jq`", "8 GB", "skillrag-pg"] {
+        assert!(readme.contains(needed), "README does not say the tests need {needed}");
+    }
+    for port in ["18080", "55432", "port N is taken by another process"] {
+        assert!(readme.contains(port), "README does not name {port}");
+    }
+}
+
 /// `init` writes the model the environment names (issue 46 item 7), not its own cached copy;
 /// `--embed-model` still wins over the environment.
 #[test]
