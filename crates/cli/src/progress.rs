@@ -117,7 +117,9 @@ impl Progress for Bars {
         let state =
             SkillBar { skill: skill.to_string(), bar, files, files_done: 0, chunks: 0, started: now, printed: now };
         if !self.tty {
-            self.println(&format!("{skill:>20} indexing {files} files"));
+            // The first progress line, its total known before any file is read (`index` and
+            // `migrate` alike).
+            self.println(&format!("{skill:>20} 0/{files} files"));
         }
         if let Some(old) = self.current().replace(state) {
             old.bar.finish_and_clear();
@@ -270,7 +272,7 @@ mod tests {
             bars.skill_finished(&report(skill));
         }
         let lines = lines.lock().unwrap();
-        let starts: Vec<&String> = lines.iter().filter(|l| l.ends_with("indexing 2 files")).collect();
+        let starts: Vec<&String> = lines.iter().filter(|l| l.ends_with(" 0/2 files")).collect();
         assert_eq!(starts.len(), 2, "{lines:#?}");
         assert!(lines.iter().any(|l| l.contains("1/2 files, 20 chunks")), "{lines:#?}");
         assert!(lines.iter().any(|l| l.contains("2/2 files, 30 chunks")), "{lines:#?}");

@@ -211,7 +211,7 @@ fn piped_index_prints_a_line_per_skill() {
     let err = stderr(&out);
     for skill in ["labor-law", "router-faq", "tea-brewing"] {
         let lines: Vec<&str> = err.lines().map(str::trim).collect();
-        let start = lines.iter().position(|l| l.starts_with(&format!("{skill} indexing ")) && l.ends_with(" files"));
+        let start = lines.iter().position(|l| l.starts_with(&format!("{skill} 0/")) && l.ends_with(" files"));
         let summary = lines.iter().position(|l| l.starts_with(&format!("{skill} ")) && l.contains(" chunks, "));
         assert!(start.is_some() && start < summary, "{skill}: a start line before the summary:\n{err}");
     }
