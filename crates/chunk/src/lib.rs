@@ -89,36 +89,66 @@ pub fn chunk_text(text: &str, config: &ChunkConfig) -> Vec<Piece> {
     chunk_document(text, false, Preset::General, config)
 }
 
+/// A document that would yield more pieces than the limit given to [`chunk_document_within`].
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("yields more than {limit} chunks")]
+pub struct TooManyPieces {
+    pub limit: usize,
+}
+
 /// Chunks a document, Markdown or plain text, with the cuts of `preset` (articles, questions)
 /// made before the size-driven splitting.
 pub fn chunk_document(text: &str, markdown: bool, preset: Preset, config: &ChunkConfig) -> Vec<Piece> {
+    chunk_document_within(text, markdown, preset, config, usize::MAX).unwrap_or_default()
+}
+
+/// [`chunk_document`] that gives up as soon as the document yields more than `limit` pieces,
+/// rather than chunking a generated or hostile file to the end only to refuse it.
+pub fn chunk_document_within(
+    text: &str,
+    markdown: bool,
+    preset: Preset,
+    config: &ChunkConfig,
+    limit: usize,
+) -> Result<Vec<Piece>, TooManyPieces> {
     let sections = if markdown {
         markdown::sections(text)
     } else {
         vec![markdown::Section { heading: Vec::new(), body: 0..text.len(), code: Vec::new() }]
     };
     let sections = preset::apply(text, sections, preset, config);
-    build(text, sections, config)
+    build(text, sections, config, limit)
 }
 
-fn build(text: &str, sections: Vec<markdown::Section>, config: &ChunkConfig) -> Vec<Piece> {
+fn build(
+    text: &str,
+    sections: Vec<markdown::Section>,
+    config: &ChunkConfig,
+    limit: usize,
+) -> Result<Vec<Piece>, TooManyPieces> {
     let size = config.size.max(MIN_CHUNK_SIZE);
     let config = ChunkConfig { size, overlap: config.overlap.min(size / 2) };
     let mut ranges: Vec<(usize, Range<usize>)> = Vec::new();
     for (i, section) in sections.iter().enumerate() {
-        for range in split::chunk_section(text, section.body.clone(), &section.code, &config) {
+        let left = limit.saturating_sub(ranges.len());
+        for range in split::chunk_section(text, section.body.clone(), &section.code, &config, left) {
             ranges.push((i, range));
         }
+        if ranges.len() > limit {
+            return Err(TooManyPieces { limit });
+        }
     }
-    let mut chars = CharOffsets::new(text);
-    ranges
+    // Starts and ends each grow from chunk to chunk, but a start (the overlap) falls before the
+    // previous end: one cursor for each keeps the conversion linear.
+    let (mut starts, mut ends) = (CharOffsets::new(text), CharOffsets::new(text));
+    Ok(ranges
         .into_iter()
         .map(|(i, range)| Piece {
             heading: sections[i].heading.clone(),
             text: text[range.clone()].to_string(),
-            span: (chars.at(range.start), chars.at(range.end)),
+            span: (starts.at(range.start), ends.at(range.end)),
         })
-        .collect()
+        .collect())
 }
 
 /// Converts byte offsets to character offsets for offsets visited mostly in increasing order.

@@ -25,8 +25,15 @@ struct Unit {
 /// A code block with its explanation may grow to this many chunk sizes before it is cut.
 const MAX_PROTECTED_SIZES: usize = 3;
 
-/// Chunks one section body; returns trimmed, non-empty byte ranges.
-pub fn chunk_section(text: &str, body: Range<usize>, code: &[Range<usize>], config: &ChunkConfig) -> Vec<Range<usize>> {
+/// Chunks one section body; returns trimmed, non-empty byte ranges. Stops after `limit + 1`
+/// chunks: the caller refuses a document over its limit, and finishing it would be wasted work.
+pub fn chunk_section(
+    text: &str,
+    body: Range<usize>,
+    code: &[Range<usize>],
+    config: &ChunkConfig,
+    limit: usize,
+) -> Vec<Range<usize>> {
     // Units are at most `size - overlap` characters so that an overlap prefix plus one unit
     // always fits in a chunk.
     let max_unit = config.size - config.overlap;
@@ -39,7 +46,7 @@ pub fn chunk_section(text: &str, body: Range<usize>, code: &[Range<usize>], conf
             split_into(text, block.range, Break::Paragraph, max_unit, &mut units);
         }
     }
-    pack(text, &units, config)
+    pack(text, &units, config, limit)
 }
 
 struct Block {
@@ -216,7 +223,13 @@ fn sentence_cuts(text: &str, range: &Range<usize>) -> Vec<Range<usize>> {
 fn sentence_ends(s: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let mut chars = s.char_indices().peekable();
+    // Where the current line starts, kept as we go: looking it up backwards from each
+    // terminator made one long line of short sentences quadratic.
+    let mut line_start = 0;
     while let Some((i, c)) = chars.next() {
+        if c == '\n' {
+            line_start = i + 1;
+        }
         let is_cjk_end = CJK_TERMINATORS.contains(&c) && !c.is_ascii();
         let is_ascii_end = ASCII_TERMINATORS.contains(&c);
         if !(is_cjk_end || is_ascii_end) {
@@ -226,7 +239,6 @@ fn sentence_ends(s: &str) -> Vec<usize> {
             continue;
         }
         // "1. " at the start of a line numbers a list item; it ends nothing.
-        let line_start = s[..i].rfind('\n').map_or(0, |p| p + 1);
         let before = s[line_start..i].trim_start();
         if c == '.' && !before.is_empty() && before.chars().all(|d| d.is_ascii_digit()) {
             continue;
@@ -246,8 +258,11 @@ fn sentence_ends(s: &str) -> Vec<usize> {
                 continue;
             }
         }
-        while let Some(&(_, n)) = chars.peek() {
+        while let Some(&(j, n)) = chars.peek() {
             if n.is_whitespace() {
+                if n == '\n' {
+                    line_start = j + 1;
+                }
                 chars.next();
             } else {
                 break;
@@ -346,11 +361,12 @@ fn grapheme_windows(text: &str, range: Range<usize>, max: usize, out: &mut Vec<U
 
 /// Packs units greedily into chunks of at most `size` characters; each chunk after the
 /// first starts with up to `overlap` characters of the previous one, from a sentence start.
-fn pack(text: &str, units: &[Unit], config: &ChunkConfig) -> Vec<Range<usize>> {
+/// Stops once it has more than `limit` chunks.
+fn pack(text: &str, units: &[Unit], config: &ChunkConfig, limit: usize) -> Vec<Range<usize>> {
     let mut chunks = Vec::new();
     let mut i = 0;
     let mut prefix: Option<(usize, usize)> = None; // (byte start, chars)
-    while i < units.len() {
+    while i < units.len() && chunks.len() <= limit {
         let (start, mut len) = prefix.take().unwrap_or((units[i].range.start, 0));
         let mut j = i;
         len += units[j].chars;

@@ -308,3 +308,30 @@ fn faq_preset_keeps_each_question_with_its_answer() {
     // General packs both into one chunk.
     assert_eq!(chunk_document(faq, false, Preset::General, &ChunkConfig::default()).len(), 1);
 }
+
+#[test]
+fn the_piece_limit_is_checked_while_chunking() {
+    let text = "The cat sat on the mat. ".repeat(2000);
+    let config = cfg(100, 20);
+    let all = chunk_text(&text, &config);
+    assert!(all.len() > 100, "{}", all.len());
+    check_invariants(&text, &all, &config);
+    // Under the limit: the same pieces; over it: refused, naming the limit.
+    assert_eq!(chunk_document_within(&text, false, Preset::General, &config, all.len()), Ok(all.clone()));
+    let refused = chunk_document_within(&text, false, Preset::General, &config, 10);
+    assert_eq!(refused, Err(TooManyPieces { limit: 10 }));
+    // Across sections too.
+    let sections: String = (0..30).map(|i| format!("# Part {i}\n\nOne short paragraph.\n\n")).collect();
+    assert_eq!(chunk_document_within(&sections, true, Preset::General, &config, 30).map(|p| p.len()), Ok(30));
+    assert!(chunk_document_within(&sections, true, Preset::General, &config, 29).is_err());
+}
+
+#[test]
+fn spans_of_overlapping_pieces_on_one_long_line() {
+    // One line of short sentences: every piece after the first starts inside the previous one.
+    let text = "猫坐在垫子上。The cat sat on the mat. ".repeat(3000);
+    let config = cfg(120, 30);
+    let pieces = chunk_text(&text, &config);
+    check_invariants(&text, &pieces, &config);
+    assert!(pieces.windows(2).all(|w| w[1].span.0 < w[0].span.1), "the pieces overlap");
+}

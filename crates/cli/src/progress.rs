@@ -5,38 +5,69 @@ use skillrag_core::Diagnostic;
 use skillrag_engine::{Progress, SkillReport};
 use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 pub struct Bars {
     multi: MultiProgress,
-    bar: Mutex<Option<ProgressBar>>,
-    /// Files of the current skill: done, in all.
-    files: Mutex<(usize, usize)>,
-    /// Whether the bar counts chunks (from the first chunk queued) rather than files.
-    chunks: std::sync::atomic::AtomicBool,
+    /// The skill being indexed.
+    current: Mutex<Option<SkillBar>>,
     /// Pages read by OCR, a bar of their own (OCR is slow: pages/s and an ETA from the first
     /// page); without a terminal, a line after the first page and every tenth.
     ocr: Mutex<Option<OcrPages>>,
     tty: bool,
+    /// Without a terminal (a pipe, a log): a progress line at most this often.
+    every: Duration,
+    /// Where lines go without a terminal (stderr; a buffer in tests).
+    sink: Box<dyn Fn(&str) + Send + Sync>,
+}
+
+/// One skill's progress, counted in files: their number is known before the first one is read,
+/// while the chunks are known only once each file is chunked (a bar over chunks would grow
+/// under its own ETA). Chunks are shown as a rate.
+struct SkillBar {
+    skill: String,
+    bar: ProgressBar,
+    files: usize,
+    files_done: usize,
+    chunks: usize,
+    started: Instant,
+    /// When the last plain progress line was printed.
+    printed: Instant,
+}
+
+impl SkillBar {
+    fn chunks_message(&self) -> String {
+        let seconds = self.started.elapsed().as_secs_f64().max(1e-3);
+        format!("{} chunks, {}", self.chunks, rate(self.chunks as f64 / seconds))
+    }
+
+    fn line(&self) -> String {
+        format!("{:>20} {}/{} files, {}", self.skill, self.files_done, self.files, self.chunks_message())
+    }
 }
 
 struct OcrPages {
     bar: ProgressBar,
     done: u64,
     queued: u64,
-    started: std::time::Instant,
+    started: Instant,
 }
 
 impl Bars {
     pub fn new() -> Bars {
         let tty = std::io::stderr().is_terminal();
+        Self::with(tty, Duration::from_secs(5), Box::new(|line| eprintln!("{line}")))
+    }
+
+    fn with(tty: bool, every: Duration, sink: Box<dyn Fn(&str) + Send + Sync>) -> Bars {
         let target = if tty { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
         Bars {
             multi: MultiProgress::with_draw_target(target),
-            bar: Mutex::new(None),
-            files: Mutex::new((0, 0)),
-            chunks: std::sync::atomic::AtomicBool::new(false),
+            current: Mutex::new(None),
             ocr: Mutex::new(None),
             tty,
+            every,
+            sink,
         }
     }
 
@@ -44,32 +75,25 @@ impl Bars {
         if self.tty {
             let _ = self.multi.println(line);
         } else {
-            eprintln!("{line}");
+            (self.sink)(line);
         }
     }
 
-    fn replace_bar(&self, bar: Option<ProgressBar>) {
-        let mut slot = self.bar.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(old) = slot.take() {
-            old.finish_and_clear();
-            self.multi.remove(&old);
+    fn current(&self) -> std::sync::MutexGuard<'_, Option<SkillBar>> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Updates the current skill's counts and, without a terminal, prints a line when the last
+    /// one is `every` old.
+    fn update(&self, f: impl FnOnce(&mut SkillBar)) {
+        let mut current = self.current();
+        let Some(state) = current.as_mut() else { return };
+        f(state);
+        state.bar.set_message(state.chunks_message());
+        if !self.tty && state.printed.elapsed() >= self.every {
+            state.printed = Instant::now();
+            self.println(&state.line());
         }
-        *slot = bar.map(|b| self.multi.add(b));
-    }
-
-    fn inc(&self, n: usize) {
-        self.with_bar(|bar| bar.inc(n as u64));
-    }
-
-    fn with_bar(&self, f: impl FnOnce(&ProgressBar)) {
-        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            f(bar);
-        }
-    }
-
-    fn files_message(&self) -> String {
-        let (done, all) = *self.files.lock().unwrap_or_else(|e| e.into_inner());
-        format!("{done}/{all} files")
     }
 
     fn bar(skill: &str, len: usize, what: &str) -> ProgressBar {
@@ -88,34 +112,30 @@ impl Bars {
 
 impl Progress for Bars {
     fn skill_started(&self, skill: &str, files: usize) {
-        *self.files.lock().unwrap_or_else(|e| e.into_inner()) = (0, files);
-        self.chunks.store(false, std::sync::atomic::Ordering::Relaxed);
-        self.replace_bar(Some(Self::bar(skill, files, "files")));
+        let bar = self.multi.add(Self::bar(skill, files, "files"));
+        let now = Instant::now();
+        let state =
+            SkillBar { skill: skill.to_string(), bar, files, files_done: 0, chunks: 0, started: now, printed: now };
+        if !self.tty {
+            // The first progress line, its total known before any file is read (`index` and
+            // `migrate` alike).
+            self.println(&format!("{skill:>20} 0/{files} files"));
+        }
+        if let Some(old) = self.current().replace(state) {
+            old.bar.finish_and_clear();
+            self.multi.remove(&old.bar);
+        }
     }
 
     fn file_done(&self, _skill: &str, _source: &str) {
-        self.files.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
-        if self.chunks.load(std::sync::atomic::Ordering::Relaxed) {
-            let message = self.files_message();
-            self.with_bar(|bar| bar.set_message(message));
-        } else {
-            self.inc(1);
-        }
-    }
-
-    fn embed_queued(&self, skill: &str, chunks: usize) {
-        // From the first chunk on, the bar counts chunks (rate and ETA of the work that takes the
-        // time); its length grows while files are still being loaded.
-        if !self.chunks.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            let bar = Self::bar(skill, 0, "chunks");
-            bar.set_message(self.files_message());
-            self.replace_bar(Some(bar));
-        }
-        self.with_bar(|bar| bar.inc_length(chunks as u64));
+        self.update(|state| {
+            state.files_done += 1;
+            state.bar.inc(1);
+        });
     }
 
     fn embedded(&self, _skill: &str, chunks: usize) {
-        self.inc(chunks);
+        self.update(|state| state.chunks += chunks);
     }
 
     fn ocr_queued(&self, skill: &str, pages: usize) {
@@ -124,7 +144,7 @@ impl Progress for Bars {
             bar: self.multi.add(Self::bar(skill, 0, "OCR pages")),
             done: 0,
             queued: 0,
-            started: std::time::Instant::now(),
+            started: Instant::now(),
         });
         state.queued += pages as u64;
         state.bar.inc_length(pages as u64);
@@ -139,7 +159,10 @@ impl Progress for Bars {
             let seconds = state.started.elapsed().as_secs_f64().max(1e-3);
             let rate = state.done as f64 / seconds;
             let eta = (state.queued - state.done) as f64 / rate;
-            eprintln!("{skill}: OCR {}/{} pages, {rate:.2} pages/s, eta {eta:.0} s", state.done, state.queued);
+            self.println(&format!(
+                "{skill}: OCR {}/{} pages, {rate:.2} pages/s, eta {eta:.0} s",
+                state.done, state.queued
+            ));
         }
     }
 
@@ -148,7 +171,10 @@ impl Progress for Bars {
             state.bar.finish_and_clear();
             self.multi.remove(&state.bar);
         }
-        self.replace_bar(None);
+        if let Some(state) = self.current().take() {
+            state.bar.finish_and_clear();
+            self.multi.remove(&state.bar);
+        }
         for line in summary(r) {
             self.println(&line);
         }
@@ -201,6 +227,77 @@ fn summary(r: &SkillReport) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bars without a terminal whose lines are kept; a progress line at every event.
+    fn piped() -> (Bars, std::sync::Arc<Mutex<Vec<String>>>) {
+        let lines = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let kept = lines.clone();
+        let sink = Box::new(move |line: &str| kept.lock().unwrap().push(line.to_string()));
+        (Bars::with(false, Duration::ZERO, sink), lines)
+    }
+
+    fn report(skill: &str) -> SkillReport {
+        SkillReport {
+            skill: skill.into(),
+            files: 2,
+            files_changed: 2,
+            files_unchanged: 0,
+            files_deleted: 0,
+            files_failed: 0,
+            chunks: 30,
+            chunks_new: 30,
+            embedded: 30,
+            cache_hits: 0,
+            vectorless: 0,
+            rebuilt: None,
+            repaired: vec![],
+            generation: Some(1),
+            error: None,
+            seconds: 1.0,
+        }
+    }
+
+    /// Into a pipe: a line when a skill starts, with its total, progress lines, and the summary.
+    #[test]
+    fn piped_output_has_a_line_per_skill_with_its_total() {
+        let (bars, lines) = piped();
+        for skill in ["labor-law", "router-faq"] {
+            bars.skill_started(skill, 2);
+            bars.embed_queued(skill, 20);
+            bars.embedded(skill, 20);
+            bars.file_done(skill, "a.md");
+            bars.embed_queued(skill, 10);
+            bars.embedded(skill, 10);
+            bars.file_done(skill, "b.md");
+            bars.skill_finished(&report(skill));
+        }
+        let lines = lines.lock().unwrap();
+        let starts: Vec<&String> = lines.iter().filter(|l| l.ends_with(" 0/2 files")).collect();
+        assert_eq!(starts.len(), 2, "{lines:#?}");
+        assert!(lines.iter().any(|l| l.contains("1/2 files, 20 chunks")), "{lines:#?}");
+        assert!(lines.iter().any(|l| l.contains("2/2 files, 30 chunks")), "{lines:#?}");
+        assert!(lines.iter().any(|l| l.contains("router-faq 2 files, 30 chunks")), "{lines:#?}");
+    }
+
+    /// The bar counts files, whose number is known up front: chunks queued as files are read
+    /// do not move its end.
+    #[test]
+    fn the_bar_total_is_known_up_front() {
+        let bars = Bars::with(true, Duration::ZERO, Box::new(|_| {}));
+        bars.multi.set_draw_target(ProgressDrawTarget::hidden());
+        bars.skill_started("labor-law", 82);
+        let length = || bars.current().as_ref().and_then(|s| s.bar.length());
+        assert_eq!(length(), Some(82));
+        for _ in 0..35 {
+            bars.embed_queued("labor-law", 100);
+            bars.embedded("labor-law", 50);
+            bars.file_done("labor-law", "a.md");
+        }
+        assert_eq!(length(), Some(82));
+        assert_eq!(bars.current().as_ref().map(|s| s.bar.position()), Some(35));
+        bars.skill_finished(&report("labor-law"));
+        assert!(bars.current().is_none(), "no bar is left behind");
+    }
 
     #[test]
     fn rates_are_rounded() {

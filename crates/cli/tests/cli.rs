@@ -201,6 +201,98 @@ fn clear_errors() {
     assert!(stderr(&out).contains("/no/such/model"), "{}", stderr(&out));
 }
 
+/// Into a pipe, `index` says when each skill starts and how many files it holds, the total of
+/// its progress known up front (issue 46 item 6), before the skill's summary.
+#[test]
+fn piped_index_prints_a_line_per_skill() {
+    let project = demo();
+    let out = common::lexical(project.path(), &["index"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    for skill in ["labor-law", "router-faq", "tea-brewing"] {
+        let lines: Vec<&str> = err.lines().map(str::trim).collect();
+        let start = lines.iter().position(|l| l.starts_with(&format!("{skill} 0/")) && l.ends_with(" files"));
+        let summary = lines.iter().position(|l| l.starts_with(&format!("{skill} ")) && l.contains(" chunks, "));
+        assert!(start.is_some() && start < summary, "{skill}: a start line before the summary:\n{err}");
+    }
+}
+
+/// The test servers' setup scripts name a port another process holds, before installing or
+/// starting anything (issue 46 item 27): they used to start the server anyway and say only
+/// "the server exited".
+#[test]
+fn setup_scripts_say_when_their_port_is_taken() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts");
+    let rundir = tempfile::tempdir().unwrap();
+    for (script, arg, var) in [("setup-llm", "start", "SKILLRAG_LLM_PORT"), ("setup-e5", "test", "SKILLRAG_E5_PORT")] {
+        let out = std::process::Command::new(scripts.join(script))
+            .arg(arg)
+            .env(var, &port)
+            .env("SKILLRAG_LLM_DIR", rundir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{script}: {}", stderr(&out));
+        let expected = format!("port {port} is taken by another process; set {var}");
+        assert!(stderr(&out).contains(&expected), "{script}:\n{}", stderr(&out));
+    }
+}
+
+fn repo_file(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)).unwrap()
+}
+
+/// The README says how to put `skillrag` on PATH, and the quick start ends by saying it
+/// (issue 46 item 26): the build leaves it in target/release.
+#[test]
+fn the_readme_and_the_quick_start_say_how_to_put_skillrag_on_path() {
+    let readme = repo_file("README.md");
+    assert!(readme.contains("cargo install --path crates/cli"), "README: cargo install");
+    assert!(readme.contains("export PATH=\"$PWD/target/release:$PATH\""), "README: a PATH line");
+    let quickstart = repo_file("scripts/quickstart");
+    let last = quickstart.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    assert!(last.contains("cargo install --path crates/cli") && last.contains("export PATH="), "{last}");
+}
+
+/// The README lists what `scripts/test` needs beyond Rust and Python (issue 46 item 27).
+#[test]
+fn the_readme_lists_what_the_tests_need() {
+    let readme = repo_file("README.md");
+    for needed in ["Node.js", "npm", "apt-get", "Chromium", "Tesseract", "poppler", "`jq`", "8 GB", "skillrag-pg"] {
+        assert!(readme.contains(needed), "README does not say the tests need {needed}");
+    }
+    for port in ["18080", "55432", "port N is taken by another process"] {
+        assert!(readme.contains(port), "README does not name {port}");
+    }
+}
+
+/// `init` writes the model the environment names (issue 46 item 7), not its own cached copy;
+/// `--embed-model` still wins over the environment.
+#[test]
+fn init_writes_the_model_the_environment_names() {
+    let model_line = |dir: &Path| {
+        let text = std::fs::read_to_string(dir.join("skillrag.toml")).unwrap();
+        text.lines().find(|l| l.starts_with("model = ")).unwrap_or_default().to_string()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = skillrag(tmp.path(), &["init"]).env("SKILLRAG_EMBED_MODEL", "/opt/models/my-model").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(model_line(tmp.path()), r#"model = "/opt/models/my-model""#);
+    assert!(stderr(&out).contains("/opt/models/my-model (SKILLRAG_EMBED_MODEL)"), "{}", stderr(&out));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = skillrag(tmp.path(), &["init"]).env("SKILLRAG_EMBED_MODEL", "none").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(model_line(tmp.path()), r#"model = "none""#);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = skillrag(tmp.path(), &["init", "--embed-model", "/opt/models/flag"]);
+    let out = cmd.env("SKILLRAG_EMBED_MODEL", "/opt/models/env").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(model_line(tmp.path()), r#"model = "/opt/models/flag""#);
+}
+
 #[test]
 fn new_skill_scaffold_lints_clean() {
     let tmp = demo();

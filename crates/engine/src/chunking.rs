@@ -5,7 +5,7 @@
 use crate::config::IndexConfig;
 use crate::EngineError;
 use globset::{Glob, GlobMatcher};
-use skillrag_chunk::{chunk_document, ChunkConfig, Piece, Preset};
+use skillrag_chunk::{chunk_document_within, ChunkConfig, Piece, Preset, TooManyPieces};
 use skillrag_core::{Chunk, DocType, Tier};
 use skillrag_load::{Document, Format};
 use skillrag_skill::Skill;
@@ -89,8 +89,15 @@ impl Chunking {
         }
     }
 
-    /// Cuts `doc` into chunks (ids are assigned by the store).
-    pub fn chunks(&self, skill: &Skill, doc: &Document, config: &ChunkConfig) -> Vec<Chunk> {
+    /// Cuts `doc` into chunks (ids are assigned by the store); refused as soon as it yields more
+    /// than `limit`.
+    pub fn chunks(
+        &self,
+        skill: &Skill,
+        doc: &Document,
+        config: &ChunkConfig,
+        limit: usize,
+    ) -> Result<Vec<Chunk>, TooManyPieces> {
         let doc_type = self.doc_type(skill, doc);
         let (preset, config) = match doc_type {
             DocType::General => (Preset::General, *config),
@@ -101,7 +108,7 @@ impl Chunking {
                 (Preset::Technical, ChunkConfig { size: config.size * 2, overlap: config.overlap * 2 })
             }
         };
-        let mut pieces = chunk_document(&doc.text, doc.format.is_markdown(), preset, &config);
+        let mut pieces = chunk_document_within(&doc.text, doc.format.is_markdown(), preset, &config, limit)?;
         if doc_type == DocType::Legal {
             // The law's name leads the heading path even in plain-text statutes.
             for p in &mut pieces {
@@ -112,7 +119,7 @@ impl Chunking {
         }
         let summary = self.summary(doc, &pieces);
         let tier = Tier::from_source_path(&doc.source);
-        pieces
+        Ok(pieces
             .into_iter()
             .enumerate()
             .map(|(i, p)| {
@@ -135,7 +142,7 @@ impl Chunking {
                     summary: summary.clone(),
                 }
             })
-            .collect()
+            .collect())
     }
 
     /// For a long document, its title and outline (the distinct headings of its pieces, in
@@ -234,8 +241,9 @@ mod tests {
         );
         let config = IndexConfig { summary_min_chars: 1000, ..Default::default() };
         let chunking = Chunking::new(&config).unwrap();
-        let chunks =
-            chunking.chunks(&skill(), &document("design.md", &text, Format::Markdown), &ChunkConfig::default());
+        let chunks = chunking
+            .chunks(&skill(), &document("design.md", &text, Format::Markdown), &ChunkConfig::default(), usize::MAX)
+            .unwrap();
         assert!(chunks.len() > 3);
         let summary = chunks[2].summary.clone().expect("a long document has a summary");
         assert_eq!(summary, "Design of the billing service — Invoicing · Retries · Storage");
@@ -246,11 +254,14 @@ mod tests {
         assert_eq!(chunks[0].pages.map(|p| p.0), Some(1));
         assert_eq!(chunks.last().and_then(|c| c.pages), Some((2, 2)));
         // Short documents carry none.
-        let short = chunking.chunks(
-            &skill(),
-            &document("a.md", "# T\n\n## A\n\nshort", Format::Markdown),
-            &ChunkConfig::default(),
-        );
+        let short = chunking
+            .chunks(
+                &skill(),
+                &document("a.md", "# T\n\n## A\n\nshort", Format::Markdown),
+                &ChunkConfig::default(),
+                usize::MAX,
+            )
+            .unwrap();
         assert_eq!(short[0].summary, None);
     }
 

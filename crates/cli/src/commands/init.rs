@@ -18,11 +18,7 @@ pub fn init(cli: &Cli, args: &InitArgs) -> Result<ExitCode> {
     if config_path.exists() && !args.force {
         bail!("{} already exists (use --force to overwrite it; skills are never overwritten)", config_path.display());
     }
-    let model = match &cli.embed_model {
-        Some(m) if m.eq_ignore_ascii_case("none") => None,
-        Some(m) => Some(std::path::PathBuf::from(m)),
-        None => skillrag_embed::installed_minilm(),
-    };
+    let (model, from) = init_model(cli);
     std::fs::write(&config_path, config::template(model.as_deref()))?;
     let gitignore = dir.join(".gitignore");
     if !gitignore.exists() {
@@ -43,7 +39,7 @@ pub fn init(cli: &Cli, args: &InitArgs) -> Result<ExitCode> {
     }
     eprintln!("created {} with {} example skill(s): {}", dir.display(), created.len(), created.join(", "));
     match &model {
-        Some(m) => eprintln!("embedding model: {}", m.display()),
+        Some(m) => eprintln!("embedding model: {}{from}", m.display()),
         None => eprintln!(
             "no embedding model found: retrieval is BM25 only until you set [embed] model in {CONFIG_FILE} \
              (scripts/setup-model installs all-MiniLM-L6-v2)"
@@ -52,6 +48,20 @@ pub fn init(cli: &Cli, args: &InitArgs) -> Result<ExitCode> {
     let c = if args.dir == Path::new(".") { String::new() } else { format!(" -C {}", dir.display()) };
     eprintln!("next:\n  skillrag{c} index\n  skillrag{c} search \"试用期最长可以约定多久？\"");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The model `init` writes into the configuration, and where it came from: `--embed-model`,
+/// then `SKILLRAG_EMBED_MODEL` (what every later command would use anyway), then the copy
+/// `scripts/setup-model` installed. `None` is `none`: BM25 only.
+fn init_model(cli: &Cli) -> (Option<std::path::PathBuf>, &'static str) {
+    let env = std::env::var("SKILLRAG_EMBED_MODEL").ok().filter(|m| !m.trim().is_empty());
+    let (chosen, from) = match (&cli.embed_model, env) {
+        (Some(m), _) => (m.clone(), ""),
+        (None, Some(m)) => (m, " (SKILLRAG_EMBED_MODEL)"),
+        (None, None) => return (skillrag_embed::installed_minilm(), ""),
+    };
+    let none = chosen.trim().eq_ignore_ascii_case("none");
+    ((!none).then(|| std::path::PathBuf::from(chosen)), from)
 }
 
 fn extract(dir: &Dir<'_>, root: &Path) -> Result<()> {

@@ -5,6 +5,7 @@
 mod common;
 
 mod bombs;
+mod chunking;
 mod files;
 mod index;
 mod mcp;

@@ -6,6 +6,9 @@ use skillrag_load::{load_document_with_warnings, Document, KnowledgeFile, LoadEr
 use skillrag_store::{FileEntry, Manifest};
 use std::sync::mpsc::SyncSender;
 
+/// A document's chunks, or the limit it went over.
+pub(super) type Chunked = Result<Vec<Chunk>, skillrag_chunk::TooManyPieces>;
+
 /// Files loaded and chunked ahead of the embedder (each holds its chunks until they are embedded).
 pub(super) const LOAD_AHEAD: usize = 8;
 
@@ -19,7 +22,7 @@ pub(super) struct LoadContext<'a, F> {
     pub(super) options: LoadOptions,
     pub(super) previous: &'a Manifest,
     pub(super) indexed_at: Option<i64>,
-    pub(super) max_chunks: usize,
+    /// Chunks a document, refusing it past `[index] max_chunks_per_file`.
     pub(super) chunk: F,
 }
 
@@ -45,7 +48,7 @@ pub(super) enum Outcome {
     },
 }
 
-impl<F: Fn(&Document) -> (Vec<Chunk>, skillrag_core::DocType) + Sync> LoadContext<'_, F> {
+impl<F: Fn(&Document) -> (Chunked, skillrag_core::DocType) + Sync> LoadContext<'_, F> {
     fn file(&self, file: &KnowledgeFile, ocr: &OcrChoice) -> Loaded {
         let old = self.previous.files.get(&file.source);
         let mut warnings = Vec::new();
@@ -78,16 +81,21 @@ impl<F: Fn(&Document) -> (Vec<Chunk>, skillrag_core::DocType) + Sync> LoadContex
 
     fn chunked(&self, doc: &Document, old: Option<&FileEntry>) -> Outcome {
         let (chunks, doc_type) = (self.chunk)(doc);
-        if chunks.len() > self.max_chunks {
-            // Like a file that fails to load: reported, and its last indexed version kept.
-            let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
-            let message = format!(
-                "yields {} chunks, over the limit of {}; skipped (a generated or hostile file? `[index] max_chunks_per_file` raises it){note}",
-                chunks.len(),
-                self.max_chunks
-            );
-            return Outcome::Failed { diagnostic: Diagnostic::error(&doc.path, None, message), previous: old.cloned() };
-        }
+        let chunks = match chunks {
+            Ok(chunks) => chunks,
+            Err(over) => {
+                // Like a file that fails to load: reported, and its last indexed version kept.
+                let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
+                let message = format!(
+                    "yields too many chunks, over the limit of {}; skipped (a generated or hostile file? `[index] max_chunks_per_file` raises it){note}",
+                    over.limit
+                );
+                return Outcome::Failed {
+                    diagnostic: Diagnostic::error(&doc.path, None, message),
+                    previous: old.cloned(),
+                };
+            }
+        };
         let entry = FileEntry {
             content_hash: doc.content_hash.clone(),
             mtime: doc.mtime,
@@ -146,7 +154,7 @@ fn classify(
 /// Sends every file, loaded, down `sender`. A skill with files that may need OCR loads a few at
 /// a time in parallel (a folder of pictures OCRs on every core), handed on in listing order;
 /// others one by one, as text loads faster than it is embedded.
-pub(super) fn load_files<F: Fn(&Document) -> (Vec<Chunk>, skillrag_core::DocType) + Sync>(
+pub(super) fn load_files<F: Fn(&Document) -> (Chunked, skillrag_core::DocType) + Sync>(
     load: &LoadContext<'_, F>,
     files: &[KnowledgeFile],
     ocr: &OcrChoice,

@@ -72,10 +72,13 @@ pub struct IndexReport {
 
 /// Receives progress while indexing (the CLI draws bars; tests stay silent).
 pub trait Progress: Sync {
+    /// A skill's knowledge files are listed: `files` is the total of its `file_done` calls,
+    /// known before the first file is read (the unit a progress bar can count).
     fn skill_started(&self, _skill: &str, _files: usize) {}
     fn file_done(&self, _skill: &str, _source: &str) {}
     /// New chunks of a file are waiting for the embed and write stages (called as files are
-    /// chunked, while earlier chunks are being embedded: the total grows as loading goes on).
+    /// chunked, while earlier chunks are being embedded: the total grows as loading goes on,
+    /// so it suits a rate, not a bar's end).
     fn embed_queued(&self, _skill: &str, _chunks: usize) {}
     /// Chunks embedded (or taken from the cache, or found invisible to the model) and written.
     fn embedded(&self, _skill: &str, _chunks: usize) {}

@@ -65,8 +65,10 @@ impl Engine {
             options: self.settings.index.load,
             previous: &previous_manifest,
             indexed_at: incremental.map(|p| p.meta().created_at),
-            max_chunks: self.settings.index.max_chunks_per_file,
-            chunk: |doc: &Document| (chunking.chunks(skill, doc, &chunk_config), chunking.doc_type(skill, doc)),
+            chunk: |doc: &Document| {
+                let limit = self.settings.index.max_chunks_per_file;
+                (chunking.chunks(skill, doc, &chunk_config, limit), chunking.doc_type(skill, doc))
+            },
         };
         let mut manifest = Manifest::default();
         let mut output = Output {
