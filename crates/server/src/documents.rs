@@ -413,6 +413,9 @@ impl Service {
         }
         let _writing = self.writes.lock().await;
         self.check_writable(&target.skill)?;
+        // Written down before the files land, so a crash between saving and re-indexing leaves
+        // the re-index for the next start (issue 46, item 18).
+        self.note_pending(std::slice::from_ref(&target.skill));
         let live = self.live();
         let skill = target.skill.clone();
         let saved = blocking(move || save_uploads(&live.assistant.engine, target, files)).await?;
@@ -431,6 +434,7 @@ impl Service {
     ) -> Result<(String, IndexJob), ApiError> {
         let _writing = self.writes.lock().await;
         self.check_writable(&skill)?;
+        self.note_pending(std::slice::from_ref(&skill));
         let live = self.live();
         let source = blocking({
             let skill = skill.clone();

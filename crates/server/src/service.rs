@@ -707,8 +707,8 @@ impl Service {
     }
 
     /// Writes down that `skills` (empty: all) need a re-index, with what was pending already.
-    /// Uploads and deletes call it (through [`Service::start_index`]) once their files are
-    /// written. Failing to write it (a full disk) is a warning: the re-index still runs.
+    /// Uploads and deletes call it before their files change (and [`Service::start_index`] again),
+    /// so a crash in between still leaves the re-index for the next start. Failing to write it (a full disk) is a warning: the re-index still runs.
     pub(crate) fn note_pending(&self, skills: &[String]) {
         if let Err(e) = self.write_pending(pending_with(self.read_pending(), skills)) {
             eprintln!(
