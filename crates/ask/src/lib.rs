@@ -176,7 +176,9 @@ impl Assistant {
             c.spend(g.prompt_tokens + g.completion_tokens);
         }
         result?;
-        let standalone = plan.follow_up.is_some().then_some(plan.retrieval_text.as_str());
+        // What the follow-up was searched as: with the terms it borrowed, or alone.
+        let searched = routed.probed.question.text.as_str();
+        let standalone = (plan.follow_up.is_some() && searched != text).then_some(searched);
         Ok(self.finish(answer, started, standalone))
     }
 

@@ -302,6 +302,56 @@ fn a_follow_up_keeps_the_previous_topic() {
     assert_eq!(chat.questions().len(), 3);
 }
 
+/// Issue 46 item 1: a follow-up borrows an earlier turn's terms only from the skill it is routed
+/// to, and only when they help retrieve there.
+#[test]
+fn a_follow_up_borrows_nothing_across_skills() {
+    let demo = Demo::shared();
+    // Across skills: the router question takes nothing from the labour-law turn before it.
+    let mut chat = Conversation::new();
+    demo.ask_in("用人单位解除劳动合同要支付经济补偿吗？", &mut chat);
+    let reset = demo.ask_in("how do i reset it", &mut chat);
+    assert_eq!(skills(&reset), ["router-faq"], "{:?}", reset.route);
+    assert_eq!(reset.queries.first().map(String::as_str), Some("how do i reset it"), "{:?}", reset.queries);
+    assert_answered(&reset);
+
+    // Back to a skill asked about earlier: its own terms, not the last turn's.
+    let mut chat = Conversation::new();
+    demo.ask_in("How do I update the firmware?", &mut chat);
+    demo.ask_in("绿茶用多少度的水泡？", &mut chat);
+    let back = demo.ask_in("and how long does the firmware update take?", &mut chat);
+    assert_eq!(skills(&back), ["router-faq"], "{:?}", back.route);
+    assert!(back.queries.iter().all(|q| !q.contains("绿茶")), "{:?}", back.queries);
+    assert!(back.answer.contains("five minutes"), "{:?}: {}", back.queries, back.answer);
+
+    // A fixed skill, then routing again: the router question does not carry the probation terms.
+    let mut chat = Conversation::new();
+    let fixed = AskOptions { skill: Some("labor-law".into()), id: None };
+    demo.assistant.ask("试用期最长多久？", &fixed, Some(&mut chat), None).expect("ask");
+    let after = demo.ask_in("and how long does it take?", &mut chat);
+    assert!(after.queries.iter().all(|q| !q.contains("试用期")), "{:?}", after.queries);
+    assert_ne!(after.refusal.as_ref().map(|r| r.kind), Some(RefusalKind::NotFound), "{:?}", after.queries);
+}
+
+/// Issue 46 item 1, inside one skill: borrowed terms that push the follow-up's own subject out
+/// are dropped.
+#[test]
+fn a_follow_up_borrows_only_terms_that_help_in_its_skill() {
+    let demo = Demo::shared();
+    // Inside a skill: terms that push the follow-up's own subject out are not borrowed.
+    let mut chat = Conversation::new();
+    demo.ask_in("劳动合同期限三年，试用期最长可以约定多久？", &mut chat);
+    let pay = demo.ask_in("那经济补偿呢？", &mut chat);
+    assert_eq!(skills(&pay), ["labor-law"], "{:?}", pay.route);
+    let first = pay.hits.first().map(|h| h.text.as_str()).unwrap_or_default();
+    assert!(first.contains("经济补偿") && !first.contains("第十九条"), "{:?}\n{first}", pay.queries);
+    let mut chat = Conversation::new();
+    demo.ask_in("绿茶用多少度的水泡？", &mut chat);
+    let black = demo.ask_in("那红茶呢？", &mut chat);
+    assert_answered(&black);
+    assert!(black.answer.contains("红茶"), "{:?}: {}", black.queries, black.answer);
+}
+
 #[test]
 fn a_question_no_skill_fits_is_out_of_scope_in_its_language() {
     let demo = Demo::shared();
