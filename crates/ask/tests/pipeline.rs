@@ -165,13 +165,24 @@ fn the_gate_answers_small_talk_and_text_operations_without_retrieval() {
     // `route` shows the gate's decision too.
     let route = demo.assistant.route("你好").expect("route");
     assert_eq!(route.gate.as_deref(), Some("chitchat"));
-    // A question for a named skill is never gated: the caller asked for its knowledge.
-    let a = demo.ask_skill("你好", "labor-law");
-    assert!(a.route.gate.is_none() && a.route.forced && a.retrieved, "{:?}", a.route);
-    assert_eq!(skills(&a), ["labor-law"]);
     // An empty question is an error, not an answer.
     let empty = demo.assistant.ask(" \n ", &AskOptions::default(), None, None);
     assert!(matches!(empty, Err(AskError::Empty)), "{empty:?}");
+}
+
+/// Issue 46 item 3: a greeting to a named skill is small talk, not a question for its knowledge;
+/// a text operation named with a skill still goes to the skill (the caller asked for it).
+#[test]
+fn a_greeting_to_a_named_skill_is_small_talk() {
+    let demo = Demo::shared();
+    for q in ["hi there", "你好"] {
+        let a = demo.ask_skill(q, "labor-law");
+        assert_eq!(a.route.gate.as_deref(), Some("chitchat"), "{q}: {:?}", a.route);
+        assert!(a.refusal.is_none() && !a.retrieved, "{q}: {a:?}");
+    }
+    let a = demo.ask_skill("帮我润色这段话：我们明天开会。", "labor-law");
+    assert!(a.route.gate.is_none() && a.route.forced && a.retrieved, "{:?}", a.route);
+    assert_eq!(skills(&a), ["labor-law"]);
 }
 
 #[test]
