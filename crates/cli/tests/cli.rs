@@ -201,13 +201,31 @@ fn clear_errors() {
     assert!(stderr(&out).contains("/no/such/model"), "{}", stderr(&out));
 }
 
+/// Issue 46 item 29: the scaffold has no errors, but lint warns, line by line, while its
+/// placeholder text is there; the hint after `-C DIR new` keeps `-C DIR`.
 #[test]
-fn new_skill_scaffold_lints_clean() {
+fn new_skill_scaffold_lints_with_placeholder_warnings() {
     let tmp = demo();
     let dir = tmp.path();
-    run(dir, &["new", "hr-policies", "--description", "Company HR policies."]);
+    let out = run(dir, &["new", "hr-policies", "--description", "Company HR policies."]);
+    let hint = stderr(&out);
+    assert!(hint.contains(&format!("skillrag -C {} index --skill hr-policies", dir.display())), "{hint}");
     let out = run(dir, &["lint", "hr-policies"]);
-    assert!(stderr(&out).contains("0 error(s)"), "{}", stderr(&out));
+    let (said, listed) = (stderr(&out), String::from_utf8_lossy(&out.stdout).to_string());
+    assert!(said.contains("0 error(s)"), "{said}");
+    assert!(listed.contains("SKILL.md:5:") && listed.contains("placeholder text"), "{listed}");
+    assert_eq!(listed.matches("placeholder text").count(), 4, "the description was given: {listed}");
+    // Filled in, it lints without a placeholder warning.
+    let file = dir.join("skills/hr-policies/SKILL.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let filled = text
+        .replace("first keyword, second keyword", "leave, holiday")
+        .replace("the questions this knowledge answers.", "leave and holidays.")
+        .replace("what it must refuse.", "payroll.")
+        .replace("A question this skill should answer?", "How many days of leave do I get?");
+    std::fs::write(&file, filled).unwrap();
+    let out = run(dir, &["lint", "hr-policies"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("placeholder"), "{}", String::from_utf8_lossy(&out.stdout));
     let bad = skillrag(dir, &["new", "HR Policies"]).output().unwrap();
     assert!(!bad.status.success());
 }
