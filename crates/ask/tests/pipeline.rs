@@ -363,6 +363,30 @@ fn a_follow_up_borrows_only_terms_that_help_in_its_skill() {
     assert!(black.answer.contains("红茶"), "{:?}: {}", black.queries, black.answer);
 }
 
+/// Issue 46 item 2: a question in another language than the skill's knowledge, with a model
+/// that cannot match across languages (here none: BM25 only), is refused saying so, and naming
+/// the multilingual model that can.
+#[test]
+fn a_question_in_another_language_than_the_skill_says_why_it_is_refused() {
+    let demo = Demo::shared();
+    let forced = demo.ask_skill("How long should I steep green tea?", "tea-brewing");
+    assert_refused(&forced, RefusalKind::NotFound);
+    let message = forced.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(message.contains("in Chinese") && message.contains("multilingual-e5-small"), "{message}");
+    assert!(message.contains("scripts/setup-e5 local"), "{message}");
+    let routed = demo.ask("How long should I steep green tea?");
+    assert_refused(&routed, RefusalKind::OutOfScope);
+    let message = routed.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(message.contains("`tea-brewing`") && message.contains("multilingual"), "{message}");
+    // A question no skill names gets no such note; nor does one in the skill's own language.
+    let elsewhere = demo.ask("Who won the football world cup in 1998?");
+    let message = elsewhere.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(!message.contains("multilingual"), "{message}");
+    let same = demo.ask_skill("What is the boiling point of mercury?", "router-faq");
+    let message = same.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(!message.contains("multilingual"), "{message}");
+}
+
 #[test]
 fn a_question_no_skill_fits_is_out_of_scope_in_its_language() {
     let demo = Demo::shared();
