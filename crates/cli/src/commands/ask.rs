@@ -170,7 +170,7 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         let skills: Vec<&str> = assistant.engine.skills().iter().map(|s| s.id.as_str()).collect();
-        eprintln!("skillrag chat — skills: {}. /help for commands, /quit to leave.", skills.join(", "));
+        eprintln!("skillrag chat — skills: {}. /help for commands; exit, /quit or Ctrl-D to leave.", skills.join(", "));
     }
     let stdin = std::io::stdin();
     let mut lines = InputLines::new(stdin.lock());
