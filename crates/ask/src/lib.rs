@@ -146,6 +146,10 @@ impl Assistant {
     ) -> Result<Answer, AskError> {
         let started = Instant::now();
         let text = normalize_question(text)?;
+        // An unknown skill is an error before the gate answers small talk to a named skill.
+        if let Some(skill) = &options.skill {
+            self.engine.skill(skill)?;
+        }
         let language = Language::detect(&text);
         let mut answer = Answer::new(options.id.clone(), text.clone());
         let budget = self.settings.llm.conversation_tokens;
@@ -310,6 +314,9 @@ impl Assistant {
         }
         let started = Instant::now();
         let text = normalize_question(task)?;
+        if let Some(skill) = &options.skill {
+            self.engine.skill(skill)?;
+        }
         let mut answer = Answer::new(None, text.clone());
         let llm = TurnLlm { generator: self.generator.as_deref(), assist: self.assist.as_ref() };
         if let Some(kind) = gate::check(&text, options.skill.is_some()) {

@@ -180,6 +180,9 @@ fn a_greeting_to_a_named_skill_is_small_talk() {
         assert_eq!(a.route.gate.as_deref(), Some("chitchat"), "{q}: {:?}", a.route);
         assert!(a.refusal.is_none() && !a.retrieved, "{q}: {a:?}");
     }
+    // A skill that does not exist is still an error, greeting or not.
+    let unknown = demo.assistant.ask("hi there", &AskOptions { skill: Some("nope".into()), id: None }, None, None);
+    assert!(unknown.is_err(), "{unknown:?}");
     let a = demo.ask_skill("帮我润色这段话：我们明天开会。", "labor-law");
     assert!(a.route.gate.is_none() && a.route.forced && a.retrieved, "{:?}", a.route);
     assert_eq!(skills(&a), ["labor-law"]);
