@@ -147,6 +147,10 @@ impl Assistant {
     ) -> Result<Answer, AskError> {
         let started = Instant::now();
         let text = normalize_question(text)?;
+        // An unknown skill is an error before the gate answers small talk to a named skill.
+        if let Some(skill) = &options.skill {
+            self.engine.skill(skill)?;
+        }
         let language = Language::detect(&text);
         let mut answer = Answer::new(options.id.clone(), text.clone());
         let budget = self.settings.llm.conversation_tokens;
@@ -177,7 +181,9 @@ impl Assistant {
             c.spend(g.prompt_tokens + g.completion_tokens);
         }
         result?;
-        let standalone = plan.follow_up.is_some().then_some(plan.retrieval_text.as_str());
+        // What the follow-up was searched as: with the terms it borrowed, or alone.
+        let searched = routed.probed.question.text.as_str();
+        let standalone = (plan.follow_up.is_some() && searched != text).then_some(searched);
         Ok(self.finish(answer, started, standalone))
     }
 
@@ -309,6 +315,9 @@ impl Assistant {
         }
         let started = Instant::now();
         let text = normalize_question(task)?;
+        if let Some(skill) = &options.skill {
+            self.engine.skill(skill)?;
+        }
         let mut answer = Answer::new(None, text.clone());
         let llm = TurnLlm { generator: self.generator.as_deref(), assist: self.assist.as_ref() };
         if let Some(kind) = gate::check(&text, options.skill.is_some()) {

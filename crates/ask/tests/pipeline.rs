@@ -165,13 +165,27 @@ fn the_gate_answers_small_talk_and_text_operations_without_retrieval() {
     // `route` shows the gate's decision too.
     let route = demo.assistant.route("你好").expect("route");
     assert_eq!(route.gate.as_deref(), Some("chitchat"));
-    // A question for a named skill is never gated: the caller asked for its knowledge.
-    let a = demo.ask_skill("你好", "labor-law");
-    assert!(a.route.gate.is_none() && a.route.forced && a.retrieved, "{:?}", a.route);
-    assert_eq!(skills(&a), ["labor-law"]);
     // An empty question is an error, not an answer.
     let empty = demo.assistant.ask(" \n ", &AskOptions::default(), None, None);
     assert!(matches!(empty, Err(AskError::Empty)), "{empty:?}");
+}
+
+/// Issue 46 item 3: a greeting to a named skill is small talk, not a question for its knowledge;
+/// a text operation named with a skill still goes to the skill (the caller asked for it).
+#[test]
+fn a_greeting_to_a_named_skill_is_small_talk() {
+    let demo = Demo::shared();
+    for q in ["hi there", "你好"] {
+        let a = demo.ask_skill(q, "labor-law");
+        assert_eq!(a.route.gate.as_deref(), Some("chitchat"), "{q}: {:?}", a.route);
+        assert!(a.refusal.is_none() && !a.retrieved, "{q}: {a:?}");
+    }
+    // A skill that does not exist is still an error, greeting or not.
+    let unknown = demo.assistant.ask("hi there", &AskOptions { skill: Some("nope".into()), id: None }, None, None);
+    assert!(unknown.is_err(), "{unknown:?}");
+    let a = demo.ask_skill("帮我润色这段话：我们明天开会。", "labor-law");
+    assert!(a.route.gate.is_none() && a.route.forced && a.retrieved, "{:?}", a.route);
+    assert_eq!(skills(&a), ["labor-law"]);
 }
 
 #[test]
@@ -300,6 +314,80 @@ fn a_follow_up_keeps_the_previous_topic() {
     assert_eq!(skills(&elsewhere), ["tea-brewing"], "{:?}", elsewhere.route);
     assert_eq!(elsewhere.queries[0], "绿茶用多少度的水泡？", "a new topic is searched as asked");
     assert_eq!(chat.questions().len(), 3);
+}
+
+/// Issue 46 item 1: a follow-up borrows an earlier turn's terms only from the skill it is routed
+/// to, and only when they help retrieve there.
+#[test]
+fn a_follow_up_borrows_nothing_across_skills() {
+    let demo = Demo::shared();
+    // Across skills: the router question takes nothing from the labour-law turn before it.
+    let mut chat = Conversation::new();
+    demo.ask_in("用人单位解除劳动合同要支付经济补偿吗？", &mut chat);
+    let reset = demo.ask_in("how do i reset it", &mut chat);
+    assert_eq!(skills(&reset), ["router-faq"], "{:?}", reset.route);
+    assert_eq!(reset.queries.first().map(String::as_str), Some("how do i reset it"), "{:?}", reset.queries);
+    assert_answered(&reset);
+
+    // Back to a skill asked about earlier: its own terms, not the last turn's.
+    let mut chat = Conversation::new();
+    demo.ask_in("How do I update the firmware?", &mut chat);
+    demo.ask_in("绿茶用多少度的水泡？", &mut chat);
+    let back = demo.ask_in("and how long does the firmware update take?", &mut chat);
+    assert_eq!(skills(&back), ["router-faq"], "{:?}", back.route);
+    assert!(back.queries.iter().all(|q| !q.contains("绿茶")), "{:?}", back.queries);
+    assert!(back.answer.contains("five minutes"), "{:?}: {}", back.queries, back.answer);
+
+    // A fixed skill, then routing again: the router question does not carry the probation terms.
+    let mut chat = Conversation::new();
+    let fixed = AskOptions { skill: Some("labor-law".into()), id: None };
+    demo.assistant.ask("试用期最长多久？", &fixed, Some(&mut chat), None).expect("ask");
+    let after = demo.ask_in("and how long does it take?", &mut chat);
+    assert!(after.queries.iter().all(|q| !q.contains("试用期")), "{:?}", after.queries);
+    assert_ne!(after.refusal.as_ref().map(|r| r.kind), Some(RefusalKind::NotFound), "{:?}", after.queries);
+}
+
+/// Issue 46 item 1, inside one skill: borrowed terms that push the follow-up's own subject out
+/// are dropped.
+#[test]
+fn a_follow_up_borrows_only_terms_that_help_in_its_skill() {
+    let demo = Demo::shared();
+    // Inside a skill: terms that push the follow-up's own subject out are not borrowed.
+    let mut chat = Conversation::new();
+    demo.ask_in("劳动合同期限三年，试用期最长可以约定多久？", &mut chat);
+    let pay = demo.ask_in("那经济补偿呢？", &mut chat);
+    assert_eq!(skills(&pay), ["labor-law"], "{:?}", pay.route);
+    let first = pay.hits.first().map(|h| h.text.as_str()).unwrap_or_default();
+    assert!(first.contains("经济补偿") && !first.contains("第十九条"), "{:?}\n{first}", pay.queries);
+    let mut chat = Conversation::new();
+    demo.ask_in("绿茶用多少度的水泡？", &mut chat);
+    let black = demo.ask_in("那红茶呢？", &mut chat);
+    assert_answered(&black);
+    assert!(black.answer.contains("红茶"), "{:?}: {}", black.queries, black.answer);
+}
+
+/// Issue 46 item 2: a question in another language than the skill's knowledge, with a model
+/// that cannot match across languages (here none: BM25 only), is refused saying so, and naming
+/// the multilingual model that can.
+#[test]
+fn a_question_in_another_language_than_the_skill_says_why_it_is_refused() {
+    let demo = Demo::shared();
+    let forced = demo.ask_skill("How long should I steep green tea?", "tea-brewing");
+    assert_refused(&forced, RefusalKind::NotFound);
+    let message = forced.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(message.contains("in Chinese") && message.contains("multilingual-e5-small"), "{message}");
+    assert!(message.contains("scripts/setup-e5 local"), "{message}");
+    let routed = demo.ask("How long should I steep green tea?");
+    assert_refused(&routed, RefusalKind::OutOfScope);
+    let message = routed.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(message.contains("`tea-brewing`") && message.contains("multilingual"), "{message}");
+    // A question no skill names gets no such note; nor does one in the skill's own language.
+    let elsewhere = demo.ask("Who won the football world cup in 1998?");
+    let message = elsewhere.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(!message.contains("multilingual"), "{message}");
+    let same = demo.ask_skill("What is the boiling point of mercury?", "router-faq");
+    let message = same.refusal.as_ref().map(|r| r.message.as_str()).unwrap_or_default();
+    assert!(!message.contains("multilingual"), "{message}");
 }
 
 #[test]

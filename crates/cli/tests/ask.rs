@@ -484,3 +484,26 @@ fn compare_questions_are_answered_side_by_side() {
     let plain = json(dir, &["ask", "试用期和工资怎么约定？"]);
     assert!(plain.get("plan").is_none(), "{plain}");
 }
+
+/// Issue 46 items 28 and 3: `exit`, `quit`, `:q` and Ctrl-D leave `chat` without being asked or
+/// saved; an unknown `/command` gets "unknown command" and the list of commands, and is neither
+/// asked nor logged as a gap.
+#[test]
+fn chat_leaves_on_exit_words_and_refuses_unknown_commands() {
+    let tmp = common::demo_indexed();
+    let dir = tmp.path();
+    let state = dir.join(".skillrag");
+    for leave in ["exit", "quit", ":q", "\u{4}"] {
+        let (turns, out) = json_lines(skillrag(dir, &["chat", "--json"]), &format!("{leave}\n试用期最长多久？\n"));
+        assert!(out.status.success(), "{leave:?}: {}", stderr(&out));
+        assert!(turns.is_empty(), "{leave:?} is not a question: {turns:?}");
+    }
+    let (turns, out) = json_lines(skillrag(dir, &["chat", "--json"]), "/frobnicate\n/skill\n");
+    assert!(turns.is_empty(), "{turns:?}");
+    let err = stderr(&out);
+    assert!(err.contains("unknown command `/frobnicate`") && err.contains("/skill NAME"), "{err}");
+    let saved = std::fs::read_dir(state.join("conversations")).map_or(0, |d| d.count());
+    assert_eq!(saved, 0, "nothing was asked, so nothing was saved");
+    let gaps = std::fs::read_to_string(state.join("gaps.jsonl")).unwrap_or_default();
+    assert!(!gaps.contains("frobnicate") && !gaps.contains("exit"), "{gaps}");
+}

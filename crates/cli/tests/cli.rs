@@ -11,7 +11,7 @@ on_both_stores!(
     killed_index_leaves_previous_generation_searchable,
 );
 
-use common::{demo, demo_on, json, run, skillrag, stderr, Backend, TestProject};
+use common::{demo, demo_indexed, demo_on, json, run, skillrag, stderr, Backend, TestProject};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
@@ -293,13 +293,31 @@ fn init_writes_the_model_the_environment_names() {
     assert_eq!(model_line(tmp.path()), r#"model = "/opt/models/flag""#);
 }
 
+/// Issue 46 item 29: the scaffold has no errors, but lint warns, line by line, while its
+/// placeholder text is there; the hint after `-C DIR new` keeps `-C DIR`.
 #[test]
-fn new_skill_scaffold_lints_clean() {
+fn new_skill_scaffold_lints_with_placeholder_warnings() {
     let tmp = demo();
     let dir = tmp.path();
-    run(dir, &["new", "hr-policies", "--description", "Company HR policies."]);
+    let out = run(dir, &["new", "hr-policies", "--description", "Company HR policies."]);
+    let hint = stderr(&out);
+    assert!(hint.contains(&format!("skillrag -C {} index --skill hr-policies", dir.display())), "{hint}");
     let out = run(dir, &["lint", "hr-policies"]);
-    assert!(stderr(&out).contains("0 error(s)"), "{}", stderr(&out));
+    let (said, listed) = (stderr(&out), String::from_utf8_lossy(&out.stdout).to_string());
+    assert!(said.contains("0 error(s)"), "{said}");
+    assert!(listed.contains("SKILL.md:5:") && listed.contains("placeholder text"), "{listed}");
+    assert_eq!(listed.matches("placeholder text").count(), 4, "the description was given: {listed}");
+    // Filled in, it lints without a placeholder warning.
+    let file = dir.join("skills/hr-policies/SKILL.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let filled = text
+        .replace("first keyword, second keyword", "leave, holiday")
+        .replace("the questions this knowledge answers.", "leave and holidays.")
+        .replace("what it must refuse.", "payroll.")
+        .replace("A question this skill should answer?", "How many days of leave do I get?");
+    std::fs::write(&file, filled).unwrap();
+    let out = run(dir, &["lint", "hr-policies"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("placeholder"), "{}", String::from_utf8_lossy(&out.stdout));
     let bad = skillrag(dir, &["new", "HR Policies"]).output().unwrap();
     assert!(!bad.status.success());
 }
@@ -524,4 +542,58 @@ fn documented_presets_do_not_clash() {
         let clash = servers.iter().find(|(p, k, _)| p == port && k != kind);
         assert!(clash.is_none(), "port {port}: `{line}` and `{}`", clash.map_or("", |c| c.2.as_str()));
     }
+}
+
+/// Issue 46 item 30: every question the quick start (`scripts/quickstart`) searches or asks is
+/// answered right, and each search shows the chunk that holds the answer. A question added to
+/// the script needs its right answer here.
+#[test]
+fn quickstart_shows_only_right_answers_and_the_chunks_that_hold_them() {
+    const RIGHT: &[(&str, &str)] = &[
+        ("劳动合同期限两年，试用期最长可以约定多久？", "试用期不得超过二个月"),
+        ("How long do I hold the reset button?", "10 seconds"),
+        ("How do I factory reset the router?", "10 seconds"),
+        ("红茶用多少度的水冲泡？", "90–95°C"),
+        ("绿茶用多少度的水泡？", "80–85°C"),
+        ("Who won the football world cup in 1998?", "outside the scope"),
+    ];
+    let script = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/quickstart"))
+        .expect("scripts/quickstart");
+    let tmp = demo_indexed();
+    let mut checked = 0;
+    for line in script.lines().map(str::trim) {
+        let Some(args) = line.strip_prefix("run ").map(double_quoted_words) else { continue };
+        if !matches!(args.first().map(String::as_str), Some("search" | "ask")) {
+            continue;
+        }
+        let question = &args[1];
+        let right = RIGHT.iter().find(|(q, _)| q == question).map(|(_, a)| *a);
+        let right = right.unwrap_or_else(|| panic!("{line}: add the right answer to RIGHT"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(tmp.path(), &args);
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(shown.contains(right), "{line}: shows no \"{right}\":\n{shown}");
+        checked += 1;
+    }
+    assert!(checked >= 4, "the quick start searches and asks: {checked} line(s) checked");
+}
+
+/// The words of a shell line whose only quoting is double quotes (the quick start's `run` lines).
+fn double_quoted_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }

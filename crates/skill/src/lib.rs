@@ -13,7 +13,7 @@ mod parse;
 mod sections;
 
 pub use discover::{discover, Discovery};
-pub use lint::advice;
+pub use lint::{advice, placeholders, skill_md_template, PLACEHOLDERS};
 pub use parse::{parse_skill, parse_skill_text, read_skill_file, ParsedSkill};
 pub use sections::{split_list, SectionKind};
 

@@ -10,11 +10,30 @@ use crate::base::contract::{Decision, Route};
 use crate::base::messages;
 use skillrag_core::Language;
 
-/// What a follow-up borrows from the previous turn.
-#[derive(Debug, Clone, PartialEq)]
+/// What a follow-up may borrow: the previous turn's topic, and each skill's latest terms.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FollowUp {
+    /// The previous turn's skills (the topic).
     pub skills: Vec<String>,
+    /// The previous turn's key terms.
     pub key_terms: Vec<String>,
+    /// The key terms of the latest turn routed to each single skill, latest first: a follow-up
+    /// routed to a skill borrows that skill's terms only, never another skill's.
+    pub by_skill: Vec<(String, Vec<String>)>,
+    /// It uses a pronoun that points back ("how long does *it* take?"): it cannot stand alone.
+    pub refers_back: bool,
+}
+
+impl FollowUp {
+    /// The terms a follow-up routed to `skills` may borrow: the topic's when it stays on the
+    /// topic, else the latest terms of the one skill it moved to; none across skills.
+    pub fn terms_for(&self, skills: &[String]) -> Option<&[String]> {
+        if skills == self.skills.as_slice() {
+            return Some(&self.key_terms);
+        }
+        let [skill] = skills else { return None };
+        self.by_skill.iter().find(|(s, _)| s == skill).map(|(_, terms)| terms.as_slice())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -84,8 +103,26 @@ impl Conversation {
         let opener = FOLLOW_UP_OPENERS_ZH.iter().any(|o| q.starts_with(o))
             || FOLLOW_UP_OPENERS_EN.iter().any(|o| q.starts_with(o));
         let trailing = q.trim_end_matches(['？', '?', '。', ' ']).ends_with('呢');
-        (short || opener || trailing || refers_back(&q))
-            .then(|| FollowUp { skills: last.skills.clone(), key_terms: last.key_terms.clone() })
+        let refers_back = refers_back(&q);
+        (short || opener || trailing || refers_back).then(|| FollowUp {
+            skills: last.skills.clone(),
+            key_terms: last.key_terms.clone(),
+            by_skill: self.terms_by_skill(),
+            refers_back,
+        })
+    }
+
+    /// The key terms of the latest turn routed to each single skill, latest first.
+    fn terms_by_skill(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for turn in self.turns.iter().rev() {
+            if let [skill] = turn.skills.as_slice() {
+                if !out.iter().any(|(s, _)| s == skill) {
+                    out.push((skill.clone(), turn.key_terms.clone()));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -152,6 +189,20 @@ mod tests {
         assert!(c.is_empty());
         c.record("绿茶用多少度的水泡？", &routed("tea", Decision::Single));
         assert_eq!(c.follow_up("那红茶呢？").map(|f| f.skills), Some(vec!["tea".to_string()]));
+    }
+
+    #[test]
+    fn a_follow_up_borrows_only_the_terms_of_the_skill_it_goes_to() {
+        let mut c = Conversation::new();
+        c.record("How do I update the firmware?", &routed("router", Decision::Single));
+        c.record("绿茶用多少度的水泡？", &routed("tea", Decision::Single));
+        let f = c.follow_up("and how long does it take?").expect("follow-up");
+        assert!(f.refers_back);
+        assert_eq!(f.terms_for(&["tea".to_string()]), Some(&f.key_terms[..]), "the topic's own terms");
+        let router = f.terms_for(&["router".to_string()]).expect("router's latest terms").join(" ");
+        assert!(router.contains("firmware") && !router.contains("绿茶"), "{router}");
+        assert_eq!(f.terms_for(&["labor".to_string()]), None, "never another skill's");
+        assert!(!c.follow_up("那红茶呢？").expect("follow-up").refers_back);
     }
 
     #[test]

@@ -44,6 +44,28 @@ pub fn not_found(language: Language, skill: &str) -> Refusal {
     Refusal { kind: RefusalKind::NotFound, message }
 }
 
+/// Why a skill whose knowledge is `written` in another language than the question may not have
+/// matched it: the embedding model in use cannot match across languages; a multilingual one can.
+pub fn across_languages(language: Language, skill: &str, written: Language) -> String {
+    const SETUP: &str = "`eval \"$(scripts/setup-e5 local)\"` then `skillrag index`";
+    match (zh(language), written) {
+        (true, _) => format!(
+            "技能「{skill}」的知识不是中文写的，当前的嵌入模型无法跨语言匹配。请用该技能的语言提问，\
+             或换用多语言模型 multilingual-e5-small（{SETUP}）。"
+        ),
+        (false, Language::Chinese) => format!(
+            "The knowledge of `{skill}` is in Chinese, and the embedding model in use cannot match a question \
+             in another language to it. Ask in Chinese, or use the multilingual model multilingual-e5-small \
+             ({SETUP})."
+        ),
+        (false, Language::Other) => format!(
+            "The knowledge of `{skill}` is in another language than the question, and the embedding model in \
+             use cannot match across languages. Ask in the skill's language, or use the multilingual model \
+             multilingual-e5-small ({SETUP})."
+        ),
+    }
+}
+
 /// One part of a multi-intent question that its skill's knowledge does not answer (the other
 /// parts are answered).
 pub fn part_not_found(language: Language, skill: &str, part: &str) -> String {

@@ -316,13 +316,10 @@ fn contains_words(haystack: &str, needle: &str) -> bool {
 }
 
 /// The gate stage: the kind of a request that needs no knowledge base, `None` for a question.
-/// A question for a named skill (`--skill`) is never gated: the caller asked for its knowledge.
+/// With a named skill (`--skill`) only small talk is gated ("hi there" is no question for any
+/// knowledge); a text operation goes to the skill, whose knowledge the caller asked for.
 pub fn check(question: &str, forced_skill: bool) -> Option<GateKind> {
-    if forced_skill {
-        None
-    } else {
-        classify(question)
-    }
+    classify(question).filter(|kind| !forced_skill || *kind == GateKind::Chitchat)
 }
 
 /// The route of a gated request: no skill, and the gate's kind as the reason.
@@ -497,9 +494,11 @@ mod tests {
     }
 
     #[test]
-    fn a_named_skill_is_never_gated() {
+    fn a_named_skill_gates_only_small_talk() {
         assert_eq!(check("你好", false), Some(GateKind::Chitchat));
-        assert_eq!(check("你好", true), None);
+        assert_eq!(check("hi there", true), Some(GateKind::Chitchat));
+        assert_eq!(check("帮我润色这段话：我们明天开会。", false), Some(GateKind::Rewrite));
+        assert_eq!(check("帮我润色这段话：我们明天开会。", true), None);
         let route = gated_route(GateKind::Rewrite);
         assert_eq!((route.decision, route.gate.as_deref()), (Decision::None, Some("rewrite")));
         assert!(route.skills.is_empty());

@@ -2,7 +2,7 @@
 //! `boundary` when the question falls under what the skill's SKILL.md says it does not support.
 //! The texts are in [`messages`](crate::base::messages).
 
-use crate::base::contract::{Decision, Refusal, RefusalKind, Route};
+use crate::base::contract::{Candidate, Decision, Refusal, RefusalKind, Route};
 use crate::base::evidence::{coverage, TermStats};
 use crate::base::messages;
 use crate::base::question::Question;
@@ -31,7 +31,35 @@ impl Refuser<'_> {
             let item = unsupported_topic(self.question, skill.boundary.as_ref()?, self.stats)?;
             Some(messages::out_of_scope_by_boundary(self.language, &skills, &c.skill, &item))
         });
-        boundary.unwrap_or_else(|| messages::out_of_scope(self.language, &skills))
+        let mut refusal = boundary.unwrap_or_else(|| messages::out_of_scope(self.language, &skills));
+        // A skill the question names (its words are in the skill's name, triggers or examples)
+        // but in another language than the skill's knowledge, with a model that cannot match
+        // across the two: say so, since that, not the knowledge, may be why none fit.
+        let named = |c: &&Candidate| !c.language_match && (c.profile > 0.0 || !c.keyword_hits.is_empty());
+        let across =
+            route.candidates.iter().filter(named).find_map(|c| Some((&c.skill, self.across_languages(&c.skill)?)));
+        if let Some((skill, written)) = across {
+            refusal.message.push(' ');
+            refusal.message.push_str(&messages::across_languages(self.language, skill, written));
+        }
+        refusal
+    }
+
+    /// The language of `skill_id`'s knowledge, when it is not the question's and the embedding
+    /// model in use cannot match the two: it cannot see the question or the skill's passages
+    /// (all-MiniLM-L6-v2 sees English only), or there is no model (BM25 matches words, which
+    /// two languages do not share). A multilingual model sees both, and then this is `None`.
+    fn across_languages(&self, skill_id: &str) -> Option<Language> {
+        let skill = self.engine.skill(skill_id).ok()?;
+        let written = Language::detect(&format!("{} {}", skill.description, skill.examples.join(" ")));
+        if written == self.question.language {
+            return None;
+        }
+        let min = self.engine.settings().retrieval.section.min_visibility;
+        let index = self.engine.index_of(skill_id).ok().flatten();
+        let sees_knowledge = index.and_then(|i| i.mean_visibility()).is_some_and(|v| v >= min);
+        let sees_question = self.question.vector.is_some();
+        (!(sees_knowledge && sees_question)).then_some(written)
     }
 
     /// The routed skill's evidence is weak: `boundary` when the question is about something the
@@ -40,7 +68,14 @@ impl Refuser<'_> {
         let boundary = self.engine.skill(skill_id).ok().and_then(|s| s.boundary.as_ref());
         match boundary.and_then(|b| unsupported_topic(self.question, b, self.stats)) {
             Some(item) => messages::boundary(self.language, skill_id, &item),
-            None => messages::not_found(self.language, skill_id),
+            None => {
+                let mut refusal = messages::not_found(self.language, skill_id);
+                if let Some(written) = self.across_languages(skill_id) {
+                    refusal.message.push(' ');
+                    refusal.message.push_str(&messages::across_languages(self.language, skill_id, written));
+                }
+                refusal
+            }
         }
     }
 

@@ -170,7 +170,7 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         let skills: Vec<&str> = assistant.engine.skills().iter().map(|s| s.id.as_str()).collect();
-        eprintln!("skillrag chat — skills: {}. /help for commands, /quit to leave.", skills.join(", "));
+        eprintln!("skillrag chat — skills: {}. /help for commands; exit, /quit or Ctrl-D to leave.", skills.join(", "));
     }
     let stdin = std::io::stdin();
     let mut lines = InputLines::new(stdin.lock());
@@ -191,8 +191,10 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
         if text.is_empty() {
             continue;
         }
+        if leaves_chat(text) {
+            break;
+        }
         match text {
-            "/quit" | "/exit" | "/q" => break,
             "/help" => {
                 eprintln!("{CHAT_HELP}");
                 continue;
@@ -215,6 +217,10 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
             }
             _ => {}
         }
+        if text == "/skill" {
+            eprintln!("/skill NAME: name one of the skills (`skillrag skills` lists them)");
+            continue;
+        }
         if let Some(name) = text.strip_prefix("/skill ") {
             match assistant.engine.skill(name.trim()) {
                 Ok(s) => skill = Some(s.id.clone()),
@@ -227,6 +233,11 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
                 Ok(said) => eprintln!("{said}"),
                 Err(e) => eprintln!("error: {e}"),
             }
+            continue;
+        }
+        // A mistyped command is not a question: it is neither asked, saved nor logged as a gap.
+        if let Some(command) = unknown_command(text) {
+            eprintln!("unknown command `{command}`; the commands are:\n{CHAT_HELP}");
             continue;
         }
         let options = AskOptions { skill: skill.clone(), id: None };
@@ -275,7 +286,29 @@ const CHAT_HELP: &str = "/skill NAME              answer from one skill
 /bad [SKILL|none] [why]  the last answer was wrong: SKILL should have answered, or none covers it
 /history                 saved conversations (`skillrag chat --resume ID`)
 /reset                   start a new conversation
-/quit                    leave";
+/quit                    leave (or exit, quit, :q, Ctrl-D)";
+
+/// Whether a line leaves the chat: `/quit` and its spellings, the words people type to leave a
+/// shell or an editor (`exit`, `quit`, `:q`), and a Ctrl-D that reached us as a character (a
+/// terminal in raw mode, or one typed after some text) rather than as the end of input.
+fn leaves_chat(text: &str) -> bool {
+    let text = text.trim_end_matches(['\u{4}', ' ']).trim();
+    text.is_empty()
+        || matches!(text.to_lowercase().as_str(), "/quit" | "/exit" | "/q" | "exit" | "quit" | ":q" | ":q!" | ":wq")
+}
+
+/// The commands `chat` knows (`/skill NAME`, `/good …`, `/bad …` take arguments).
+const CHAT_COMMANDS: &[&str] =
+    &["/skill", "/auto", "/good", "/up", "/bad", "/down", "/history", "/reset", "/help", "/quit", "/exit", "/q"];
+
+/// The command of a line that looks like one (`/word…`) but is not a known command. A path such
+/// as `/etc/hosts` is not a command.
+fn unknown_command(text: &str) -> Option<&str> {
+    let command = text.split_whitespace().next()?;
+    let name = command.strip_prefix('/')?;
+    let looks_like_one = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+    (looks_like_one && !CHAT_COMMANDS.contains(&command)).then_some(command)
+}
 
 /// The rest of a `/good …` or `/bad …` line, with the rating.
 fn judgement_command(text: &str) -> Option<(Rating, &str)> {
@@ -536,7 +569,22 @@ impl<R: BufRead> Iterator for InputLines<R> {
 
 #[cfg(test)]
 mod tests {
-    use super::InputLines;
+    use super::{leaves_chat, unknown_command, InputLines};
+
+    #[test]
+    fn the_ways_to_leave_a_chat_and_unknown_commands() {
+        for line in ["exit", "quit", ":q", "/quit", "EXIT", "\u{4}", "exit\u{4}"] {
+            assert!(leaves_chat(line), "{line:?}");
+        }
+        for line in ["how do I exit the setup wizard?", "quitting smoking", "/skill tea"] {
+            assert!(!leaves_chat(line), "{line:?}");
+        }
+        assert_eq!(unknown_command("/frobnicate"), Some("/frobnicate"));
+        assert_eq!(unknown_command("/frobnicate now please"), Some("/frobnicate"));
+        for line in ["/skill tea", "/bad none wrong", "/auto", "/etc/hosts 是什么？", "试用期多久？", "/"] {
+            assert_eq!(unknown_command(line), None, "{line:?}");
+        }
+    }
 
     #[test]
     fn a_bad_byte_costs_only_its_line() {

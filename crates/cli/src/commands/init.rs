@@ -98,23 +98,31 @@ pub fn new_skill(cli: &Cli, args: &NewArgs) -> Result<ExitCode> {
         bail!("{} already exists", dir.display());
     }
     std::fs::create_dir_all(dir.join("knowledge"))?;
-    let description =
-        args.description.clone().unwrap_or_else(|| "Say in one or two sentences what this skill answers.".into());
     let title = name.split('-').map(capitalize).collect::<Vec<_>>().join(" ");
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!(
-            "---\nname: {name}\ndescription: {description}\nmetadata:\n  triggers: first keyword, second keyword\n---\n\
-             # {title}\n\n## Boundary\n\nSupports: the questions this knowledge answers.\n\
-             Does not support: what it must refuse.\n\n## Examples\n\n- A question this skill should answer?\n\n\
-             ## Instructions\n\nAnswer only from the retrieved knowledge and cite it as [n].\n"
-        ),
-    )?;
+    let text = skillrag_skill::skill_md_template(name, &title, args.description.as_deref());
+    std::fs::write(dir.join("SKILL.md"), text)?;
+    // The hint names the project as this command did (`-C demo`), so it runs from the same place.
+    let c = match cli.project.as_path() {
+        p if p == Path::new(".") => String::new(),
+        p => format!(" -C {}", shell_word(&p.display().to_string())),
+    };
     eprintln!(
-        "created {}: edit SKILL.md, put documents in knowledge/, then run `skillrag index --skill {name}`",
+        "created {}: replace the placeholder text in SKILL.md (`skillrag{c} lint` shows where), put documents \
+         in knowledge/, then run `skillrag{c} index --skill {name}`",
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `word` quoted for a POSIX shell when it needs it. Hand-written: it only shapes a hint that
+/// is printed, and single quotes are the whole of POSIX quoting; a crate is not worth a dependency.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || "-_./:@%+=,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 fn capitalize(word: &str) -> String {

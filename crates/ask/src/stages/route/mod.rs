@@ -173,26 +173,23 @@ impl Router {
         forced: Option<&str>,
         voter: Option<&Assist>,
     ) -> Result<Routed, AskError> {
-        let all: Vec<String> = engine.skills().iter().map(|s| s.id.clone()).collect();
         let targets = match forced {
             Some(s) => vec![engine.skill(s)?.id.clone()],
-            None => all.clone(),
+            None => engine.skills().iter().map(|s| s.id.clone()).collect(),
         };
         let started = Instant::now();
-        let probed = self.probe(engine, &plan.retrieval_text, &targets)?;
-        let probe_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let mut route = match (forced, &plan.follow_up) {
-            (Some(s), _) => forced_route(s),
-            (None, Some(follow_up)) => {
-                let alone = self.decide(engine, &self.probe(engine, &plan.question, &all)?);
-                if leaves_topic(&alone, follow_up, self.model.accept) {
-                    alone
-                } else {
-                    keep_topic(self.decide(engine, &probed), follow_up)
-                }
+        let (mut route, probed) = match &plan.follow_up {
+            Some(follow_up) => self.route_follow_up(engine, plan, follow_up, forced, &targets)?,
+            None => {
+                let probed = self.probe(engine, &plan.retrieval_text, &targets)?;
+                let route = match forced {
+                    Some(s) => forced_route(s),
+                    None => self.decide(engine, &probed),
+                };
+                (route, probed)
             }
-            (None, None) => self.decide(engine, &probed),
         };
+        let probe_ms = started.elapsed().as_secs_f64() * 1000.0;
         if let Some(voter) = voter.filter(|_| route.decision == Decision::Ambiguous) {
             settle_by_vote(engine, voter, &mut route, &probed.question.text, plan.language);
         }
@@ -201,6 +198,71 @@ impl Router {
             _ => Vec::new(),
         };
         Ok(Routed { route, probed, probe_ms, parts })
+    }
+}
+
+impl Router {
+    /// A follow-up's route and the probe retrieval starts from. It is routed alone first: it
+    /// keeps the previous topic unless it clearly leaves it (or the caller fixed a skill). Then
+    /// it borrows terms only from earlier turns routed to the skill it went to, and only when
+    /// they help there ([`Router::borrowing_helps`]).
+    fn route_follow_up(
+        &self,
+        engine: &Engine,
+        plan: &Plan,
+        follow_up: &FollowUp,
+        forced: Option<&str>,
+        targets: &[String],
+    ) -> Result<(Route, Probed), AskError> {
+        let alone = self.probe(engine, &plan.question, targets)?;
+        let mut in_topic = None;
+        let route = match forced {
+            Some(s) => forced_route(s),
+            None => {
+                let decided = self.decide(engine, &alone);
+                if leaves_topic(&decided, follow_up, self.model.accept) {
+                    decided
+                } else {
+                    let probed = self.probe(engine, &plan.retrieval_text, targets)?;
+                    let route = keep_topic(self.decide(engine, &probed), follow_up);
+                    in_topic = Some(probed);
+                    route
+                }
+            }
+        };
+        let Some(terms) = follow_up.terms_for(&route.skills).filter(|t| !t.is_empty()) else {
+            return Ok((route, alone));
+        };
+        // The topic's own wording (an LLM's standalone rewrite, or its terms); another skill's
+        // terms never, so a rewrite of the whole conversation is used only on the topic.
+        let in_context = match (in_topic, route.skills == follow_up.skills) {
+            (Some(probed), _) => probed,
+            (None, true) => self.probe(engine, &plan.retrieval_text, &route.skills)?,
+            (None, false) => self.probe(engine, &format!("{} {}", terms.join(" "), plan.question), &route.skills)?,
+        };
+        let helps = route.skills.iter().all(|skill| self.borrowing_helps(follow_up, &alone, &in_context, skill));
+        Ok((route, if helps { in_context } else { alone }))
+    }
+
+    /// Whether the terms a follow-up borrowed help in `skill`. Searched with them, the evidence
+    /// must pass (retrieval judges it against the whole text searched, borrowed terms included:
+    /// "那红茶呢？" with a green-tea question's terms finds no chunk that has both teas). And the
+    /// best chunk must cover the follow-up's own words (weighted by rarity) at least as well as
+    /// the best one found without them: borrowed terms that push its own subject out
+    /// ("那经济补偿呢？" after a probation question, finding the probation article again) do
+    /// not help. A follow-up that points back with a pronoun cannot stand alone, so that test
+    /// is skipped for it. A tie keeps them: the earlier turn then narrows among chunks that
+    /// serve the follow-up equally ("那试用期呢？" after a question on dismissal).
+    fn borrowing_helps(&self, follow_up: &FollowUp, alone: &Probed, in_context: &Probed, skill: &str) -> bool {
+        let Some(probe) = in_context.probes.get(skill) else { return false };
+        if !self.model.is_answerable(probe.best_coverage) {
+            return false;
+        }
+        let own = |probed: &Probed| {
+            let hits: Vec<_> = probed.probes.get(skill).and_then(|p| p.hits.first()).cloned().into_iter().collect();
+            Probe::new(skill, hits, &alone.question, &alone.stats).coverages.first().copied().unwrap_or(0.0)
+        };
+        follow_up.refers_back || own(in_context) >= own(alone)
     }
 }
 
@@ -339,7 +401,7 @@ mod tests {
     }
 
     fn follow_up(skill: &str) -> FollowUp {
-        FollowUp { skills: vec![skill.into()], key_terms: vec![] }
+        FollowUp { skills: vec![skill.into()], ..FollowUp::default() }
     }
 
     #[test]
@@ -354,7 +416,7 @@ mod tests {
         assert!(!leaves_topic(&nothing, &follow_up("labor"), 0.5), "too little to leave the topic");
         let kept = keep_topic(nothing, &follow_up("labor"));
         assert_eq!((kept.decision, kept.skills), (Decision::Single, vec!["labor".to_string()]));
-        let two = FollowUp { skills: vec!["a".into(), "b".into()], key_terms: vec![] };
+        let two = FollowUp { skills: vec!["a".into(), "b".into()], ..FollowUp::default() };
         assert_eq!(keep_topic(routed(Decision::None, &[], &[]), &two).decision, Decision::Multi);
     }
 
