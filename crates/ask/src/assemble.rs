@@ -2,7 +2,7 @@
 //! and the functions here put it into the answer the user reads, in the order the stages ran.
 //! Keeping every field write here means a new stage (a reader model) changes one place.
 
-use crate::base::contract::{Answer, CitedPicture, Context, GateKind, PlanStep, Refusal};
+use crate::base::contract::{Answer, CitedPicture, Context, GateKind, PlanStep, ReaderInfo, Refusal};
 use crate::stages::answer::{Outcome, Reply};
 use crate::stages::gate;
 use crate::stages::retrieve::Retrieval;
@@ -99,7 +99,13 @@ pub fn compiled(answer: &mut Answer, context: Context) {
 
 /// The answer stage's outcome; `not_found` makes the refusal for weak evidence. Each citation
 /// of a picture carries where to get it and its size, as its skill's served index records them.
-pub fn answered(answer: &mut Answer, outcome: Outcome, engine: &Engine, not_found: impl FnOnce() -> Refusal) {
+pub fn answered(
+    answer: &mut Answer,
+    (outcome, read): (Outcome, Option<ReaderInfo>),
+    engine: &Engine,
+    not_found: impl FnOnce() -> Refusal,
+) {
+    answer.reader = read;
     match outcome {
         Outcome::Written { text, citations, generation } => {
             answer.answer = text;

@@ -16,11 +16,12 @@ mod base;
 mod error;
 mod llm;
 mod logs;
+mod reader;
 mod stages;
 
 pub use base::contract::{
     marker_len, Answer, Candidate, Citation, CitedPicture, Context, ContextPiece, Decision, GateKind, GenerationInfo,
-    PlanStep, Refusal, RefusalKind, Route, Timings,
+    PlanStep, ReaderInfo, Refusal, RefusalKind, Route, Timings,
 };
 pub use base::conversation::Conversation;
 pub use base::labelled::{read_labelled, LabelledQuestion};
@@ -31,6 +32,7 @@ pub use logs::feedback::{routing_labels, FeedbackLog, FeedbackRecord, JudgedHit,
 pub use logs::gaps::{Gap, GapCause, GapLog, GapRecord};
 pub use logs::history::{ConversationStore, ConversationSummary, HistoryError, SavedConversation, Turn};
 pub use logs::jsonl::Skipped;
+pub use reader::Reader;
 pub use stages::answer::OnText;
 pub use stages::route::RouterModel;
 pub use stages::task::{ContextOptions, SkillBrief, TaskContext, MAX_CONTEXT_BUDGET};
@@ -64,6 +66,8 @@ pub struct Assistant {
     /// The LLM-assisted steps (rewriting, multi-query, HyDE, routing, clarifying), each on
     /// when its `[llm]` switch is; `None` without an LLM.
     assist: Option<Assist>,
+    /// Judges the extractive answer's candidates (`[reader]`); `None` = the lexical decision stands.
+    reader: Option<Reader>,
 }
 
 /// The LLM as this turn may use it: nothing once the conversation's budget is spent.
@@ -78,7 +82,8 @@ impl Assistant {
     /// changed) and the settings.
     pub fn open(engine: Engine) -> Result<Assistant, AskError> {
         let generator = engine.open_generator()?;
-        Assistant::open_with(engine, generator)
+        let reader = engine.open_reader_model()?;
+        Ok(Assistant::open_with(engine, generator)?.with_reader(reader))
     }
 
     /// [`Assistant::open`] with an LLM already loaded (or none): a server reopening the project
@@ -89,7 +94,19 @@ impl Assistant {
         let state = engine.project.state_dir();
         let gaps = settings.gaps.then(|| GapLog::new(&state));
         let assist = generator.as_ref().map(|g| Assist::new(g.clone(), Some(state.join("cache/llm-assist.jsonl"))));
-        Ok(Assistant { engine, router, settings, gaps, generator, assist })
+        Ok(Assistant { engine, router, settings, gaps, generator, assist, reader: None })
+    }
+
+    /// The assistant with `model` as its reader (`None`: without one), set up by `[reader]`.
+    pub fn with_reader(mut self, model: Option<Arc<dyn Generator>>) -> Assistant {
+        let c = &self.engine.project.config.reader;
+        self.reader = model.map(|m| Reader::new(m, c.threshold, c.max_calls, c.band));
+        self
+    }
+
+    /// The reader, when one is configured.
+    pub fn reader(&self) -> Option<&Reader> {
+        self.reader.as_ref()
     }
 
     /// Stops logging unanswered questions (evaluation runs should not fill the gaps log).
@@ -370,11 +387,12 @@ impl Assistant {
     }
 
     /// The LLM steps retrieval may use in this turn.
-    fn helpers<'a>(&self, llm: TurnLlm<'a>) -> Helpers<'a> {
+    fn helpers<'a>(&'a self, llm: TurnLlm<'a>) -> Helpers<'a> {
         let steps = &self.settings.llm;
         Helpers {
             expander: llm.assist.filter(|_| steps.multi_query > 0 || steps.hyde),
             rewriter: llm.assist.filter(|_| steps.rewrite),
+            reader: self.reader.as_ref(),
         }
     }
 
@@ -436,14 +454,16 @@ impl Assistant {
             stats: &routed.probed.stats,
             context: &answer.context,
             rescued: sides.iter().any(|(_, r)| r.rescued),
+            unsure: sides.iter().any(|(_, r)| r.unsure),
             surroundings: &surroundings,
             hits: &answer.hits,
             parts: &[],
             sides: &side_evidence,
         };
         let skill = self.engine.skill(&routed.route.skills[0])?;
-        let outcome = answer::answer(
+        let (outcome, read) = answer::answer(
             llm.generator,
+            self.reader.as_ref(),
             skill,
             &answer.query,
             &evidence,
@@ -451,7 +471,7 @@ impl Assistant {
             plan.language,
             on_text,
         );
-        self.settle_answer(answer, outcome, routed, plan.language, &skill.id);
+        self.settle_answer(answer, (outcome, read), routed, plan.language, &skill.id);
         assemble::generate_timed(answer, ms(generate_started));
         Ok(())
     }
@@ -502,28 +522,31 @@ impl Assistant {
             stats,
             context: &answer.context,
             rescued: retrieval.rescued,
+            unsure: retrieval.unsure,
             surroundings: &surroundings,
             hits: &answer.hits,
             parts: &parts,
             sides: &[],
         };
-        let outcome =
-            answer::answer(llm.generator, skill, &answer.query, &evidence, &self.settings.generate, language, on_text);
-        self.settle_answer(answer, outcome, routed, language, &skill.id);
+        let reader = self.reader.as_ref();
+        let settings = &self.settings.generate;
+        let answered =
+            answer::answer(llm.generator, reader, skill, &answer.query, &evidence, settings, language, on_text);
+        self.settle_answer(answer, answered, routed, language, &skill.id);
         Ok(())
     }
 
-    /// The answer stage's outcome, written into `answer`.
+    /// The answer stage's outcome and what the reader did, written into `answer`.
     fn settle_answer(
         &self,
         answer: &mut Answer,
-        outcome: answer::Outcome,
+        answered: (answer::Outcome, Option<ReaderInfo>),
         routed: &Routed,
         language: Language,
         skill: &str,
     ) {
         let not_found = || self.refuser(routed, language).weak_evidence(skill);
-        assemble::answered(answer, outcome, &self.engine, not_found);
+        assemble::answered(answer, answered, &self.engine, not_found);
     }
 
     /// The hits compiled into the context: within `limit` when given, else the configured

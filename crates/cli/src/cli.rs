@@ -303,6 +303,10 @@ pub struct AskArgs {
     /// Answer extractively even when an LLM is configured ([llm] in skillrag.toml).
     #[arg(long)]
     pub no_llm: bool,
+    /// Leave the reader out ([reader] in skillrag.toml, SKILLRAG_READER): the lexical evidence
+    /// decides alone, as without one.
+    #[arg(long)]
+    pub no_reader: bool,
 }
 
 #[derive(Args, Debug)]
@@ -326,6 +330,10 @@ pub struct ChatArgs {
     /// Answer extractively even when an LLM is configured.
     #[arg(long)]
     pub no_llm: bool,
+    /// Leave the reader out ([reader] in skillrag.toml, SKILLRAG_READER): the lexical evidence
+    /// decides alone, as without one.
+    #[arg(long)]
+    pub no_reader: bool,
     /// Continue a saved conversation (its id is printed when a chat ends; /history lists them).
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
@@ -339,6 +347,10 @@ pub struct BatchArgs {
     /// Answer extractively even when an LLM is configured.
     #[arg(long)]
     pub no_llm: bool,
+    /// Leave the reader out ([reader] in skillrag.toml, SKILLRAG_READER): the lexical evidence
+    /// decides alone, as without one.
+    #[arg(long)]
+    pub no_reader: bool,
 }
 
 #[derive(Args, Debug)]
@@ -374,4 +386,8 @@ pub struct EvalArgs {
     /// Answer extractively even when an LLM is configured.
     #[arg(long)]
     pub no_llm: bool,
+    /// Leave the reader out ([reader] in skillrag.toml, SKILLRAG_READER): the lexical evidence
+    /// decides alone, as without one.
+    #[arg(long)]
+    pub no_reader: bool,
 }

@@ -259,10 +259,10 @@ fn the_readme_and_the_quick_start_say_how_to_put_skillrag_on_path() {
 #[test]
 fn the_readme_lists_what_the_tests_need() {
     let readme = repo_file("README.md");
-    for needed in ["Node.js", "npm", "apt-get", "Chromium", "Tesseract", "poppler", "`jq`", "8 GB", "skillrag-pg"] {
+    for needed in ["Node.js", "npm", "apt-get", "Chromium", "Tesseract", "poppler", "`jq`", "10 GB", "skillrag-pg"] {
         assert!(readme.contains(needed), "README does not say the tests need {needed}");
     }
-    for port in ["18080", "55432", "port N is taken by another process"] {
+    for port in ["18080", "18083", "55432", "port N is taken by another process"] {
         assert!(readme.contains(port), "README does not name {port}");
     }
 }

@@ -3,7 +3,7 @@
 //! cross-encoder or API) and the LLM (`[llm]`, API or local GGUF). API keys come from the
 //! environment only, never from a file.
 
-use crate::config::Config;
+use crate::config::{Config, ReaderModel};
 use crate::{EngineError, ModelIdentity, Project};
 use skillrag_embed::{
     installed_onnxruntime, onnx_model_id, BertEmbedder, EmbedError, Embedder, HttpConfig, ModelDir, OnnxEmbedder,
@@ -25,6 +25,7 @@ pub const EMBED_API_KEY_VAR: &str = "SKILLRAG_EMBED_API_KEY";
 pub const RERANK_API_KEY_VAR: &str = "SKILLRAG_RERANK_API_KEY";
 /// The LLM API key's environment variable.
 pub const LLM_API_KEY_VAR: &str = "SKILLRAG_LLM_API_KEY";
+pub const READER_API_KEY_VAR: &str = "SKILLRAG_READER_API_KEY";
 
 fn api_key(var: &str) -> Option<String> {
     std::env::var(var).ok().filter(|k| !k.trim().is_empty())
@@ -245,6 +246,27 @@ pub fn open_generator(project: &Project) -> Result<Option<Arc<dyn Generator>>, G
         seed: 0,
     };
     Ok(Some(Arc::new(GgufGenerator::open(&path, options)?)))
+}
+
+/// Opens the configured reader model (`[reader] model`): an OpenAI-compatible API root, or a GGUF
+/// file run in-process; `None` when none is configured.
+pub fn open_reader_model(project: &Project) -> Result<Option<Arc<dyn Generator>>, GenerateError> {
+    let config = &project.config.reader;
+    match project.config.reader_model(&project.root) {
+        None => Ok(None),
+        Some(ReaderModel::Api(url)) => {
+            // llama.cpp's server has one model and takes any name.
+            let mut c = OpenAiConfig::new(&url, "reader");
+            c.api_key = api_key(READER_API_KEY_VAR);
+            c.timeout = Duration::from_secs(config.timeout_secs.max(1));
+            c.retries = 1;
+            Ok(Some(Arc::new(OpenAiGenerator::new(c)?)))
+        }
+        Some(ReaderModel::Gguf(path)) => {
+            let options = GgufOptions { cache_dir: Some(project.state_dir().join("cache/llm")), seed: 0 };
+            Ok(Some(Arc::new(GgufGenerator::open(&path, options)?)))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use crate::{Engine, EngineError, IndexOptions, Progress};
 use serde::Serialize;
+use skillrag_generate::Message;
 use skillrag_store::{CacheCheck, EmbeddingCache, StoreError};
 use std::time::Instant;
 
@@ -46,6 +47,15 @@ impl SkillHealth {
     }
 }
 
+/// The reader as `doctor` found it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReaderHealth {
+    /// `not_configured`, `ok` or `failed` (a problem: `ask` cannot open it either).
+    pub state: &'static str,
+    /// What it is and what it did, or why it failed, in words.
+    pub detail: String,
+}
+
 /// One embedding cache file as checked.
 pub type CacheFileReport = CacheCheck;
 
@@ -60,6 +70,8 @@ pub struct DoctorReport {
     pub repaired: Vec<String>,
     /// What reads scans and pictures (Tesseract, pdftoppm), or why nothing does.
     pub ocr: String,
+    /// The reader (`[reader]`): not configured, or the model and a test judgement it made.
+    pub reader: ReaderHealth,
     pub seconds: f64,
 }
 
@@ -117,16 +129,51 @@ impl Engine {
             skills.push(health);
         }
         let cache = self.check_cache();
+        let reader = self.check_reader();
         let problems = skills.iter().filter(|s| matches!(s.state, "damaged" | "unreadable")).count()
-            + cache.iter().filter(|c| !c.is_ok()).count();
+            + cache.iter().filter(|c| !c.is_ok()).count()
+            + usize::from(reader.state == "failed");
         Ok(DoctorReport {
             skills,
             cache,
             problems,
             repaired: Vec::new(),
             ocr: self.ocr_status(),
+            reader,
             seconds: started.elapsed().as_secs_f64(),
         })
+    }
+
+    /// Loads the configured reader and has it judge one passage that answers its question: a
+    /// model that loads but cannot report token probabilities is caught here, not on a question.
+    fn check_reader(&self) -> ReaderHealth {
+        let failed = |detail: String| ReaderHealth { state: "failed", detail };
+        let model = match self.open_reader_model() {
+            Ok(None) => {
+                return ReaderHealth {
+                    state: "not_configured",
+                    detail: "none ([reader] model or SKILLRAG_READER; scripts/setup-reader installs one)".into(),
+                }
+            }
+            Ok(Some(model)) => model,
+            Err(e) => return failed(format!("cannot be opened: {e}")),
+        };
+        let messages = [
+            Message::system("You check answers. Reply with one word: yes or no."),
+            Message::user("Passage:\nThe library opens at 9 am.\n\nQuestion: When does the library open?\n\nDoes the passage state the answer to the question?"),
+        ];
+        match model.choose(&messages, &["yes", "no"]) {
+            Ok(choice) => ReaderHealth {
+                state: "ok",
+                detail: format!(
+                    "{}: judged a test passage in {:.0} ms (P(yes) = {:.2})",
+                    model.describe(),
+                    choice.elapsed.as_secs_f64() * 1000.0,
+                    choice.probabilities[0]
+                ),
+            },
+            Err(e) => failed(format!("{}: {e}", model.describe())),
+        }
     }
 
     /// Repairs what [`Engine::doctor`] found: damaged cache records are dropped, damaged (and

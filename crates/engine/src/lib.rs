@@ -17,7 +17,10 @@ mod settings;
 mod status;
 pub mod watch;
 
-pub use backends::{open_generator, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VAR, RERANK_API_KEY_VAR};
+pub use backends::{
+    open_generator, open_reader_model, open_store, EMBED_API_KEY_VAR, LLM_API_KEY_VAR, READER_API_KEY_VAR,
+    RERANK_API_KEY_VAR,
+};
 pub use config::Config;
 pub use doctor::{CacheFileReport, DoctorReport, SetAside, SkillHealth};
 pub use error::EngineError;
@@ -240,6 +243,12 @@ impl Engine {
     /// anew: callers keep the one they use.
     pub fn open_generator(&self) -> Result<Option<Arc<dyn Generator>>, GenerateError> {
         open_generator(&self.project)
+    }
+
+    /// Opens the configured reader model (`[reader]`); `None` when none is configured. Each
+    /// call loads it anew: callers keep the one they use.
+    pub fn open_reader_model(&self) -> Result<Option<Arc<dyn Generator>>, GenerateError> {
+        backends::open_reader_model(&self.project)
     }
 
     /// The settings the engine was opened with.

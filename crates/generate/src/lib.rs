@@ -130,6 +130,47 @@ pub enum GenerateError {
     Inference(String),
 }
 
+/// The model's choice among a few one-word replies, read from its next-token distribution after
+/// the prompt rather than from generated text: no sampling and no parsing, and the probabilities
+/// say how sure it is (a judgement's "yes", a candidate's number).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    /// The probability of each choice, renormalised over the choices (they sum to 1).
+    pub probabilities: Vec<f32>,
+    /// The probability the model put on the choices at all, before renormalising: low when it
+    /// wanted to say something else.
+    pub mass: f32,
+    pub prompt_tokens: usize,
+    #[serde(with = "duration_ms")]
+    pub elapsed: Duration,
+}
+
+impl Choice {
+    /// Renormalises `weights` (each choice's summed next-token probability) into a `Choice`.
+    pub fn from_weights(weights: Vec<f32>, prompt_tokens: usize, elapsed: Duration) -> Option<Choice> {
+        let mass: f32 = weights.iter().sum();
+        if !(mass > 0.0 && mass.is_finite()) {
+            return None;
+        }
+        let probabilities = weights.iter().map(|w| w / mass).collect();
+        Some(Choice { probabilities, mass, prompt_tokens, elapsed })
+    }
+
+    /// The most probable choice.
+    pub fn best(&self) -> Option<usize> {
+        (0..self.probabilities.len()).max_by(|&a, &b| self.probabilities[a].total_cmp(&self.probabilities[b]))
+    }
+}
+
+/// The spellings of a one-word reply a model may start with: as given, capitalised, after a space.
+pub fn reply_spellings(choice: &str) -> Vec<String> {
+    let mut chars = choice.chars();
+    let capital: String = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+    let mut spellings = vec![choice.to_string(), capital.clone(), format!(" {choice}"), format!(" {capital}")];
+    spellings.dedup();
+    spellings
+}
+
 /// Receives the answer as it is generated, piece by piece (streaming).
 pub type OnPiece<'a> = &'a mut dyn FnMut(&str);
 
@@ -152,5 +193,12 @@ pub trait Generator: Send + Sync {
     /// The most tokens prompt + answer may take, when known.
     fn context_window(&self) -> Option<usize> {
         None
+    }
+
+    /// How likely the model's reply to `messages` starts with each of `choices` (short replies:
+    /// "yes"/"no", "0"…"9"; each counted in its [`reply_spellings`]). A backend that cannot
+    /// expose its next-token distribution says so.
+    fn choose(&self, _messages: &[Message], _choices: &[&str]) -> Result<Choice, GenerateError> {
+        Err(GenerateError::Inference(format!("{} cannot report token probabilities", self.describe())))
     }
 }

@@ -8,7 +8,9 @@
 //! error, which the ask path turns into a notice plus the extractive answer.
 
 use crate::sse::Events;
-use crate::{ChatRequest, FinishReason, GenerateError, Generation, Generator, OnPiece};
+use crate::{
+    reply_spellings, ChatRequest, Choice, FinishReason, GenerateError, Generation, Generator, Message, OnPiece,
+};
 use serde_json::{json, Value};
 use skillrag_http::{clip, error_message, with_retries};
 use std::io::BufReader;
@@ -206,6 +208,48 @@ impl OpenAiGenerator {
         })
     }
 
+    /// One non-streamed completion of a single token with its top log-probabilities
+    /// (`logprobs`, as OpenAI, vLLM and llama.cpp's server report them).
+    fn choose_attempt(&self, body: &Value, choices: &[&str]) -> Result<Choice, Failure> {
+        let started = Instant::now();
+        let url = &self.endpoint;
+        let mut call = self.agent.post(url);
+        if let Some(key) = &self.config.api_key {
+            call = call.header("Authorization", &format!("Bearer {key}"));
+        }
+        let response = call.send_json(body).map_err(|e| self.transport_failure(e))?;
+        let status = response.status().as_u16();
+        let retry_after = skillrag_http::retry_after(&response);
+        let text = response
+            .into_body()
+            .with_config()
+            .limit(4 * 1024 * 1024)
+            .read_to_string()
+            .map_err(|e| self.read_failure(e.into_io(), 0))?;
+        if !(200..300).contains(&status) {
+            let error = GenerateError::Status { url: url.clone(), status, message: error_message(&text) };
+            return Err(Failure::of_status(status, error, retry_after));
+        }
+        let protocol = |message: String| Failure::Final(GenerateError::Protocol { url: url.clone(), message });
+        let value: Value =
+            serde_json::from_str(&text).map_err(|e| protocol(format!("body is not JSON ({e}): {}", clip(&text))))?;
+        let top = value["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            .as_array()
+            .ok_or_else(|| protocol(format!("no choices[0].logprobs.content[0].top_logprobs in {}", clip(&text))))?;
+        let spellings: Vec<Vec<String>> = choices.iter().map(|c| reply_spellings(c)).collect();
+        let mut weights = vec![0.0f32; choices.len()];
+        for entry in top {
+            let (Some(token), Some(logprob)) = (entry["token"].as_str(), entry["logprob"].as_f64()) else { continue };
+            if let Some(i) = spellings.iter().position(|s| s.iter().any(|s| s == token)) {
+                weights[i] += logprob.exp() as f32;
+            }
+        }
+        let prompt_tokens = value["usage"]["prompt_tokens"].as_u64().unwrap_or(0) as usize;
+        Choice::from_weights(weights, prompt_tokens, started.elapsed()).ok_or_else(|| {
+            protocol(format!("none of {choices:?} is among the reply's most likely first tokens: {}", clip(&text)))
+        })
+    }
+
     fn transport_failure(&self, error: ureq::Error) -> Failure {
         Failure::of_transport(
             error,
@@ -239,6 +283,18 @@ impl Generator for OpenAiGenerator {
     fn generate(&self, request: &ChatRequest, on_piece: OnPiece<'_>) -> Result<Generation, GenerateError> {
         let body = self.body(request);
         with_retries(self.config.retries, self.config.backoff, || self.attempt(&body, &mut *on_piece))
+    }
+
+    fn choose(&self, messages: &[Message], choices: &[&str]) -> Result<Choice, GenerateError> {
+        let body = json!({
+            "model": self.config.model,
+            "messages": messages,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": true,
+            "top_logprobs": 20,
+        });
+        with_retries(self.config.retries, self.config.backoff, || self.choose_attempt(&body, choices))
     }
 }
 

@@ -195,7 +195,8 @@ impl Service {
         let engine = engine.pin_generations()?;
         // The LLM too (a local one is hundreds of MB).
         let assistant = match previous {
-            Some(p) => Assistant::open_with(engine, p.assistant.generator().cloned())?,
+            Some(p) => Assistant::open_with(engine, p.assistant.generator().cloned())?
+                .with_reader(p.assistant.reader().map(|r| r.model().clone())),
             None => Assistant::open(engine)?,
         };
         let cache = NonZeroUsize::new(limits.cache_entries).map(|n| Mutex::new(lru::LruCache::new(n)));

@@ -248,6 +248,29 @@ pub struct Answer {
     /// How the LLM wrote the answer, when one is configured and was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<GenerationInfo>,
+    /// What the reader decided, when one is configured and was asked (docs/design.md §4.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader: Option<ReaderInfo>,
+}
+
+/// The reader's part in an answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReaderInfo {
+    pub model: String,
+    /// `answered` (it accepted a candidate answer), `refused` (it accepted none), or `failed`
+    /// (it could not be asked; the lexical decision stood).
+    pub decision: String,
+    /// The candidate answers judged, in order, each with P(it answers the question).
+    pub verdicts: Vec<f32>,
+    /// The 1-based candidate it accepted: 1 is the extractive answer's own first choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<usize>,
+    /// The lexical evidence was below its threshold, in the band only the reader may accept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub weak_evidence: bool,
+    pub ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One step of a compare question's plan: a side searched on its own.
@@ -331,6 +354,7 @@ impl Answer {
             context: Default::default(),
             warnings: vec![],
             generation: None,
+            reader: None,
         }
     }
 }

@@ -8,18 +8,25 @@ use skillrag_ask::{
     routing_labels, Answer, AskOptions, Assistant, ContextOptions, Conversation, ConversationStore, FeedbackLog,
     FeedbackRecord, Judgement, Rating, Refusal, Route,
 };
+use skillrag_engine::Engine;
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-/// The assistant, with the configured LLM unless `llm` is false (routing and tuning never
-/// need it, and a local model takes a while to load).
-fn open_assistant(cli: &Cli, llm: bool) -> Result<Assistant> {
-    let engine = open_engine(open_project(cli)?)?;
-    Ok(if llm { Assistant::open(engine)? } else { Assistant::open_with(engine, None)? })
+/// The assistant, with the configured LLM unless `llm` is false and the configured reader unless
+/// `reader` is (routing and tuning need neither, and a local model takes a while to load).
+fn open_assistant(cli: &Cli, llm: bool, reader: bool) -> Result<Assistant> {
+    open_with_models(open_engine(open_project(cli)?)?, llm, reader)
+}
+
+/// The assistant over `engine`, with the configured LLM and reader where asked for.
+pub(super) fn open_with_models(engine: Engine, llm: bool, reader: bool) -> Result<Assistant> {
+    let generator = if llm { engine.open_generator()? } else { None };
+    let reader = if reader { engine.open_reader_model()? } else { None };
+    Ok(Assistant::open_with(engine, generator)?.with_reader(reader))
 }
 
 pub fn ask(cli: &Cli, args: &AskArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli, !args.no_llm)?;
+    let assistant = open_assistant(cli, !args.no_llm, !args.no_reader)?;
     let options = AskOptions { skill: args.skill.clone(), id: None };
     if cli.json {
         print_json(&assistant.ask(&args.query, &options, None, None)?)?;
@@ -33,7 +40,7 @@ pub fn ask(cli: &Cli, args: &AskArgs) -> Result<ExitCode> {
 /// `skillrag context`: the compiled context of a task, or the refusal `ask` would give (exit 0
 /// either way, as `ask`: a refusal is an answer).
 pub fn context(cli: &Cli, args: &ContextArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli, true)?;
+    let assistant = open_assistant(cli, true, true)?;
     let budget = args.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
     let task = assistant.compile_context(&args.task, &ContextOptions { skill: args.skill.clone(), budget })?;
     if cli.json {
@@ -151,7 +158,7 @@ fn route_summary(answer: &Answer) -> String {
 }
 
 pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli, !args.no_llm)?;
+    let assistant = open_assistant(cli, !args.no_llm, !args.no_reader)?;
     let state = assistant.engine.project.state_dir();
     let store = ConversationStore::new(&state);
     let feedback = FeedbackLog::new(&state);
@@ -370,7 +377,7 @@ struct BatchQuestion {
 }
 
 pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli, !args.no_llm)?;
+    let assistant = open_assistant(cli, !args.no_llm, !args.no_reader)?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -420,7 +427,7 @@ pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
 }
 
 pub fn route(cli: &Cli, args: &RouteArgs) -> Result<ExitCode> {
-    let assistant = open_assistant(cli, false)?;
+    let assistant = open_assistant(cli, false, false)?;
     let route = assistant.route(&args.query)?;
     if cli.json {
         print_json(&route)?;
@@ -470,7 +477,7 @@ fn print_route(route: &Route, accept: f32) {
 }
 
 pub fn tune(cli: &Cli, args: &TuneArgs) -> Result<ExitCode> {
-    let mut assistant = open_assistant(cli, false)?;
+    let mut assistant = open_assistant(cli, false, false)?;
     let skills: Vec<String> = assistant.engine.skills().iter().map(|s| s.id.clone()).collect();
     let mut labelled = match &args.labelled {
         Some(path) => skillrag_ask::read_labelled(path, &skills)?,

@@ -61,6 +61,7 @@ fn print(report: &DoctorReport) {
         println!("embedding cache {}: {} record(s), {state}", c.file, c.records);
     }
     println!("OCR: {}", report.ocr);
+    println!("reader: {}", report.reader.detail);
     for line in &report.repaired {
         println!("repaired: {line}");
     }

@@ -37,7 +37,7 @@ pub fn eval(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     let progress = crate::progress::Bars::new();
     let report = engine.index(&Default::default(), &progress)?;
     eprintln!("index ready: {} chunks", report.skills.iter().map(|s| s.chunks).sum::<usize>());
-    let assistant = if args.no_llm { Assistant::open_with(engine, None)? } else { Assistant::open(engine)? };
+    let assistant = super::ask::open_with_models(engine, !args.no_llm, !args.no_reader)?;
     let assistant = assistant.without_gap_log();
     warn_if_tuned_on(&assistant, &rows);
     let model = assistant.router();

@@ -277,6 +277,23 @@ pub fn llm_server() -> Option<(String, String)> {
     }
 }
 
+/// The reader's API root, `SKILLRAG_TEST_READER` (Qwen2.5-Coder-1.5B-Instruct served by
+/// `scripts/setup-reader`); `None` with a notice when it is not set, unless
+/// `SKILLRAG_TEST_REQUIRE_LLM=1` makes that a failure.
+pub fn reader_server() -> Option<String> {
+    match std::env::var("SKILLRAG_TEST_READER") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("SKILLRAG_TEST_REQUIRE_LLM").as_deref() != Ok("1"),
+                "SKILLRAG_TEST_READER is not set: scripts/test sets it from scripts/setup-reader"
+            );
+            eprintln!("skipped: no reader (SKILLRAG_TEST_READER); scripts/setup-reader starts one");
+            None
+        }
+    }
+}
+
 /// What keeps a CPU-only LLM test quick: short answers, and a context of 600 tokens instead of
 /// 1200. On 2 cores the test server reads a prompt at about 45 tokens/s, so the prompt, not the
 /// answer, took most of each call (bench/results/ci-time.md).

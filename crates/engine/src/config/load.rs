@@ -5,12 +5,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Short environment names for the essentials (docs/design.md §6).
-const ALIASES: [(&str, &str); 4] = [
+const ALIASES: [(&str, &str); 5] = [
     ("SKILLRAG_CHUNK_SIZE", "SKILLRAG_INDEX_CHUNK_SIZE"),
     ("SKILLRAG_CHUNK_OVERLAP", "SKILLRAG_INDEX_CHUNK_OVERLAP"),
     ("SKILLRAG_TOP_K", "SKILLRAG_RETRIEVAL_TOP_K"),
     // `[rerank] url` became `base_url`, the name `[llm]` and `[embed]` use.
     ("SKILLRAG_RERANK_URL", "SKILLRAG_RERANK_BASE_URL"),
+    // What scripts/setup-reader prints.
+    ("SKILLRAG_READER", "SKILLRAG_READER_MODEL"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +128,7 @@ fn checked(value: &toml::Table, sections: &[Section]) -> Result<Config, toml::de
 }
 
 /// `SKILLRAG_*` variables that are not settings of this file (used by scripts and other subsystems).
-const NOT_SETTINGS: [&str; 12] = [
+const NOT_SETTINGS: [&str; 15] = [
     "SKILLRAG_CACHE",
     "SKILLRAG_PG_BIN",
     "SKILLRAG_PG_DIR",
@@ -135,6 +137,9 @@ const NOT_SETTINGS: [&str; 12] = [
     "SKILLRAG_LLM_API_KEY",
     "SKILLRAG_LLM_DIR",
     "SKILLRAG_LLM_PORT",
+    "SKILLRAG_READER_API_KEY",
+    "SKILLRAG_READER_GGUF",
+    "SKILLRAG_READER_PORT",
     "SKILLRAG_EMBED_API_KEY",
     "SKILLRAG_EMBED_PORT",
     "SKILLRAG_E5_PORT",

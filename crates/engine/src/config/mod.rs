@@ -11,7 +11,7 @@ mod sections;
 mod template;
 
 pub use load::{load, load_with, ConfigError, Loaded, Section};
-pub use sections::{AskConfig, EmbedConfig, IndexConfig, LlmConfig, RerankConfig, RetrievalConfig};
+pub use sections::{AskConfig, EmbedConfig, IndexConfig, LlmConfig, ReaderConfig, RerankConfig, RetrievalConfig};
 pub use template::template;
 
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,7 @@ pub struct Config {
     pub rerank: RerankConfig,
     pub ask: AskConfig,
     pub llm: LlmConfig,
+    pub reader: ReaderConfig,
     /// `[serve]`, as written: the server reads it (`skillrag_server::ServeConfig`), and passes
     /// it to [`load_with`] as a [`Section`] to have it checked and overridden like the rest.
     pub serve: toml::Table,
@@ -49,6 +50,7 @@ impl Default for Config {
             rerank: RerankConfig::default(),
             ask: AskConfig::default(),
             llm: LlmConfig::default(),
+            reader: ReaderConfig::default(),
             serve: toml::Table::new(),
         }
     }
@@ -81,6 +83,18 @@ impl Config {
         (!g.is_empty()).then(|| resolve(project, g))
     }
 
+    /// The reader: an API root (`http://…`), a GGUF file resolved against the project, or `None`.
+    pub fn reader_model(&self, project: &Path) -> Option<ReaderModel> {
+        let m = self.reader.model.trim();
+        if m.is_empty() || m.eq_ignore_ascii_case("none") {
+            return None;
+        }
+        Some(match m.starts_with("http://") || m.starts_with("https://") {
+            true => ReaderModel::Api(m.to_string()),
+            false => ReaderModel::Gguf(resolve(project, m)),
+        })
+    }
+
     pub fn state_dir(&self, project: &Path) -> PathBuf {
         resolve(project, &self.index.dir)
     }
@@ -93,6 +107,15 @@ impl Config {
     pub fn allowed_roots(&self, project: &Path) -> Vec<PathBuf> {
         self.index.allowed_roots.iter().map(|r| resolve(project, r)).collect()
     }
+}
+
+/// Where the reader runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReaderModel {
+    /// An OpenAI-compatible API root.
+    Api(String),
+    /// A GGUF file, run in-process.
+    Gguf(PathBuf),
 }
 
 fn resolve(project: &Path, p: &str) -> PathBuf {

@@ -2,6 +2,33 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The reader (docs/design.md §4.9): a small local instruction model that judges whether the
+/// answer the knowledge gives does answer the question, and chooses among candidate answers.
+/// `model` empty → no reader. The API key, for a remote reader, is `SKILLRAG_READER_API_KEY`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReaderConfig {
+    /// A GGUF file run in-process, or an OpenAI-compatible API root that reports token
+    /// log-probabilities (llama.cpp's server: `scripts/setup-reader`). `SKILLRAG_READER` for short.
+    pub model: String,
+    /// The reader's "yes" is taken above this probability that the answer answers the question.
+    pub threshold: f32,
+    /// Most candidate answers judged for one question.
+    pub max_calls: usize,
+    /// With a reader, evidence below the fitted threshold but at least this share of it is kept
+    /// for the reader to judge, instead of being refused at once; 1 = the reader only checks
+    /// answers the lexical evidence already accepts.
+    pub band: f32,
+    /// Seconds to wait for a remote reader's verdict.
+    pub timeout_secs: u64,
+}
+
+impl Default for ReaderConfig {
+    fn default() -> Self {
+        ReaderConfig { model: String::new(), threshold: 0.5, max_calls: 3, band: 0.5, timeout_secs: 30 }
+    }
+}
+
 /// The LLM that writes answers from the compiled context (docs/design.md §4.8). Neither `base_url`
 /// nor `gguf` set → extractive answers, no LLM. The API key comes from the environment only
 /// (`SKILLRAG_LLM_API_KEY`).

@@ -11,7 +11,9 @@ mod template;
 mod tests;
 mod tokenizer;
 
-use crate::{ChatRequest, FinishReason, GenerateError, Generation, Generator, OnPiece};
+use crate::{
+    reply_spellings, ChatRequest, Choice, FinishReason, GenerateError, Generation, Generator, Message, OnPiece,
+};
 use candle_core::quantized::gguf_file::Content;
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
@@ -330,6 +332,50 @@ impl Generator for GgufGenerator {
 
     fn count_tokens(&self, text: &str) -> Option<usize> {
         self.tokenizer.count(text)
+    }
+
+    /// One forward pass over the prompt; the choices' first tokens are read from its last logits.
+    fn choose(&self, messages: &[Message], choices: &[&str]) -> Result<Choice, GenerateError> {
+        let started = Instant::now();
+        let prompt = self.template.render(messages).map_err(GenerateError::Inference)?;
+        let prompt_ids = self.tokenizer.encode_prompt(&prompt).map_err(GenerateError::Inference)?;
+        if prompt_ids.len() >= self.context_window {
+            return Err(GenerateError::Inference(format!(
+                "the prompt takes {} tokens, the model's context window is {} tokens",
+                prompt_ids.len(),
+                self.context_window
+            )));
+        }
+        // Each choice's token ids: the first token of each spelling (the reply starts with it).
+        let mut ids: Vec<Vec<u32>> = Vec::with_capacity(choices.len());
+        for choice in choices {
+            let mut own = Vec::new();
+            for spelling in reply_spellings(choice) {
+                let encoding = self.tokenizer.tokenizer.encode(spelling, false).map_err(inference)?;
+                if let Some(&id) = encoding.get_ids().first() {
+                    if !own.contains(&id) {
+                        own.push(id);
+                    }
+                }
+            }
+            ids.push(own);
+        }
+        let mut model = self.model.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        model.clear_kv_cache();
+        let input = Tensor::new(prompt_ids.as_slice(), &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(inference)?;
+        let logits = model.forward(&input, 0).and_then(|l| l.squeeze(0)?.to_dtype(DType::F32)?.to_vec1::<f32>());
+        model.clear_kv_cache();
+        drop(model);
+        let logits = logits.map_err(inference)?;
+        // Softmax over the whole vocabulary, so `mass` is the share the choices really got.
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let total: f32 = logits.iter().map(|l| (l - max).exp()).sum();
+        let weights = ids
+            .iter()
+            .map(|own| own.iter().filter_map(|&id| logits.get(id as usize)).map(|l| (l - max).exp() / total).sum())
+            .collect();
+        Choice::from_weights(weights, prompt_ids.len(), started.elapsed())
+            .ok_or_else(|| GenerateError::Inference("the model gave none of the choices any probability".into()))
     }
 
     fn context_window(&self) -> Option<usize> {

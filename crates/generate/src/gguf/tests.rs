@@ -168,6 +168,22 @@ fn answers_a_question_greedily() {
 }
 
 #[test]
+fn a_choice_is_read_from_the_next_token_distribution() {
+    let Some(generator) = generator("a_choice_is_read_from_the_next_token_distribution") else { return };
+    let ask = |question: &str| {
+        let messages = [Message::user(format!("{question} Reply with one word: yes or no."))];
+        generator.choose(&messages, &["yes", "no"]).unwrap()
+    };
+    let yes = ask("Is Paris the capital of France?");
+    let no = ask("Is Paris the capital of Japan?");
+    assert!((yes.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-4, "{yes:?}");
+    assert!(yes.mass > 0.5, "the model wants to say yes or no: {yes:?}");
+    assert!(yes.probabilities[0] > 0.5 && no.probabilities[0] < 0.5, "{yes:?} {no:?}");
+    // The same prompt gives the same verdict: the KV cache does not leak between calls.
+    assert_eq!(ask("Is Paris the capital of France?").probabilities, yes.probabilities);
+}
+
+#[test]
 fn max_tokens_ends_with_length() {
     let Some(generator) = generator("max_tokens_ends_with_length") else { return };
     let request = greedy(vec![Message::user("Write a long essay about the history of Rome.")], 5);

@@ -219,3 +219,38 @@ fn malformed_json_is_a_protocol_error() {
     let err = run(&client(&base, 0)).0.unwrap_err().to_string();
     assert!(err.contains("context too long"), "{err}");
 }
+
+fn logprobs_reply(top: &[(&str, f64)]) -> String {
+    let top: Vec<Value> = top.iter().map(|(t, l)| json!({"token": t, "logprob": l})).collect();
+    let body = json!({
+        "choices": [{"message": {"content": top.first().map_or("", |t| t["token"].as_str().unwrap_or(""))},
+                     "logprobs": {"content": [{"token": "x", "logprob": 0.0, "top_logprobs": top}]}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 1}
+    });
+    json_reply(200, "", &body.to_string())
+}
+
+#[test]
+fn a_choice_is_read_from_the_first_tokens_log_probabilities() {
+    // Yes/yes pool into "yes", No/no into "no"; other tokens only lower the mass.
+    let top = [("Yes", (0.5f64).ln()), ("yes", (0.2f64).ln()), ("No", (0.1f64).ln()), ("Maybe", (0.2f64).ln())];
+    let (base, log) = serve(vec![Reply::Raw(logprobs_reply(&top))]);
+    let choice = client(&base, 0).choose(&[crate::Message::user("q")], &["yes", "no"]).unwrap();
+    assert!((choice.probabilities[0] - 0.875).abs() < 1e-4, "{choice:?}");
+    assert!((choice.mass - 0.8).abs() < 1e-4, "{choice:?}");
+    assert_eq!(choice.prompt_tokens, 12);
+    let request = log.lock().unwrap()[0].clone();
+    assert!(request.contains("\"logprobs\":true") && request.contains("\"max_tokens\":1"), "{request}");
+}
+
+#[test]
+fn a_server_without_log_probabilities_is_a_protocol_error_not_a_verdict() {
+    let plain = json!({"choices": [{"message": {"content": "yes"}}]}).to_string();
+    let (base, _) = serve(vec![Reply::Raw(json_reply(200, "", &plain))]);
+    let error = client(&base, 0).choose(&[crate::Message::user("q")], &["yes", "no"]).unwrap_err();
+    assert!(matches!(error, GenerateError::Protocol { .. }), "{error}");
+    // Log-probabilities that name none of the choices are no verdict either.
+    let (base, _) = serve(vec![Reply::Raw(logprobs_reply(&[("Perhaps", -0.1)]))]);
+    let error = client(&base, 0).choose(&[crate::Message::user("q")], &["yes", "no"]).unwrap_err();
+    assert!(error.to_string().contains("none of"), "{error}");
+}

@@ -61,19 +61,62 @@ pub fn extract(
     surroundings: &[Surroundings],
     hits: &[Hit],
 ) -> Option<(String, Vec<Citation>)> {
+    candidates(question, stats, context, surroundings, hits, 1, false).into_iter().next()
+}
+
+/// Up to `max` extractive answers, best first, each built around another unit: the one
+/// [`extract`] gives, then the answers the next-best units would give. The reader chooses among
+/// them (answer selection over candidates the product quotes verbatim, so nothing is invented).
+/// `verified`: a reader verifies each candidate, so the `rules` tier may be quoted too — a policy
+/// states facts ("a warranty of 2 years") beside its instructions, and the reader tells them apart;
+/// unverified, rules are never quoted.
+pub fn candidates(
+    question: &Question,
+    stats: &TermStats,
+    context: &Context,
+    surroundings: &[Surroundings],
+    hits: &[Hit],
+    max: usize,
+    verified: bool,
+) -> Vec<(String, Vec<Citation>)> {
     let weights: Vec<(String, f32)> =
         crate::base::evidence::unique(&question.terms).into_iter().map(|t| (t.clone(), stats.idf(&t))).collect();
-    let scored = score_units(question, &weights, context, surroundings, hits);
-    let primary = scored.iter().max_by(|a, b| a.total.total_cmp(&b.total).then(b.piece.cmp(&a.piece)))?;
-    if primary.relevance <= 0.0 && !weights.is_empty() {
-        return None;
+    let scored = score_units(question, &weights, context, surroundings, hits, verified);
+    // Reversed before a stable sort: among equal units the last comes first, as `max_by` chose.
+    let mut order: Vec<&Scored> = scored.iter().rev().collect();
+    order.sort_by(|a, b| b.total.total_cmp(&a.total).then(a.piece.cmp(&b.piece)));
+    let mut out: Vec<(String, Vec<Citation>)> = Vec::new();
+    for primary in order {
+        if out.len() >= max {
+            break;
+        }
+        if primary.relevance <= 0.0 && !weights.is_empty() {
+            break;
+        }
+        let answer = around(primary, &scored, &weights, question, context);
+        // Two units of one passage can show the same text (a unit within an article).
+        if !out.iter().any(|(text, _)| *text == answer.0) {
+            out.push(answer);
+        }
     }
+    out
+}
+
+/// The extractive answer built around `primary`: it, a complement from another passage when it
+/// leaves much of the question out, and, after a statute article, the related articles.
+fn around(
+    primary: &Scored,
+    scored: &[Scored],
+    weights: &[(String, f32)],
+    question: &Question,
+    context: &Context,
+) -> (String, Vec<Citation>) {
     let mut chosen: Vec<&Scored> = vec![primary];
-    if let Some(second) = complement(&scored, primary, &weights) {
+    if let Some(second) = complement(scored, primary, weights) {
         chosen.push(second);
     }
     let related =
-        if primary.unit.kind == UnitKind::Article { related_articles(&scored, &chosen, context) } else { vec![] };
+        if primary.unit.kind == UnitKind::Article { related_articles(scored, &chosen, context) } else { vec![] };
 
     let mut numbers = Numbering::default();
     let mut parts: Vec<String> = chosen
@@ -108,7 +151,7 @@ pub fn extract(
         .enumerate()
         .map(|(i, &piece)| Citation { n: i + 1, ..context.pieces[piece].citation() })
         .collect();
-    Some((parts.join("\n\n"), citations))
+    (parts.join("\n\n"), citations)
 }
 
 /// The extractive answer of a multi-intent question: each part from its own skill's passages,
@@ -242,14 +285,15 @@ impl Numbering {
 
 /// Every unit of the pieces that may answer, scored: saturated BM25 over the question's terms
 /// (IDF across all skills, normalized to [0, 1)), a bonus for the expected answer type, and a
-/// prior for the piece's retrieval rank. Rules are never quoted; examples only when no reference
-/// has a unit that shares a word with the question.
+/// prior for the piece's retrieval rank. Rules are quoted only when `rules` (a reader verifies the
+/// answer); examples only when no reference has a unit that shares a word with the question.
 fn score_units(
     question: &Question,
     weights: &[(String, f32)],
     context: &Context,
     surroundings: &[Surroundings],
     hits: &[Hit],
+    rules: bool,
 ) -> Vec<Scored> {
     let rank_of: HashMap<u64, usize> = hits.iter().enumerate().map(|(i, h)| (h.chunk_id, i + 1)).collect();
     let expected = expected(&question.text);
@@ -277,7 +321,7 @@ fn score_units(
         })
         .collect();
     for (i, piece) in context.pieces.iter().enumerate() {
-        if piece.tier == "rules" {
+        if piece.tier == "rules" && !rules {
             continue;
         }
         let Some(around) = surroundings.get(i) else { continue };

@@ -5,6 +5,7 @@
 mod expect;
 mod extract;
 mod generate;
+mod read;
 mod units;
 
 use crate::base::settings::GenerateSettings;
@@ -12,10 +13,11 @@ pub use generate::OnText;
 pub(crate) use units::Surroundings;
 
 use crate::base::contract::GateKind;
-use crate::base::contract::{Citation, Context, GenerationInfo};
+use crate::base::contract::{Citation, Context, GenerationInfo, ReaderInfo};
 use crate::base::evidence::TermStats;
 use crate::base::messages;
 use crate::base::question::Question;
+use crate::reader::Reader;
 use generate::{Fallback, Written};
 use skillrag_core::{Hit, Language};
 use skillrag_generate::Generator;
@@ -42,6 +44,9 @@ pub struct Evidence<'a> {
     pub context: &'a Context,
     /// The evidence came from the LLM's own query: the model must judge it.
     pub rescued: bool,
+    /// The evidence is below the threshold, within the reader's band: only an answer the reader
+    /// (or the LLM, judging) accepts is given.
+    pub unsure: bool,
     /// The document text around each context piece (for the extractive answer).
     pub surroundings: &'a [Surroundings],
     /// The retrieved hits, best first.
@@ -62,20 +67,23 @@ pub struct Part<'a> {
 }
 
 /// Answers `asked` (the question as the user wrote it) in `language` from the evidence, with
-/// `generator` when one may be used in this turn.
+/// `generator` when one may be used in this turn; the extractive answer is chosen by `reader`
+/// among its candidates when one is configured. Also returns what the reader did.
+#[allow(clippy::too_many_arguments)]
 pub fn answer(
     generator: Option<&dyn Generator>,
+    reader: Option<&Reader>,
     skill: &Skill,
     asked: &str,
     evidence: &Evidence<'_>,
     settings: &GenerateSettings,
     language: Language,
     on_text: Option<OnText<'_>>,
-) -> Outcome {
-    let Evidence { question, stats, context, rescued, surroundings, hits, parts, sides } = *evidence;
+) -> (Outcome, Option<ReaderInfo>) {
+    let Evidence { question, stats, context, rescued, unsure, surroundings, hits, parts, sides } = *evidence;
     let written = generator.map(|g| {
         // Evidence the lexical check could not judge is always judged by the model.
-        let settings = GenerateSettings { judge: settings.judge || rescued, ..settings.clone() };
+        let settings = GenerateSettings { judge: settings.judge || rescued || unsure, ..settings.clone() };
         let mut messages = generate::prompt(skill, context, asked, question.language, settings.judge);
         if let (false, Some(system)) = (sides.is_empty(), messages.first_mut()) {
             let names: Vec<&str> = sides.iter().map(|s| s.name).collect();
@@ -83,12 +91,29 @@ pub fn answer(
         }
         generate::write(g, messages, context, &settings, language, on_text)
     });
-    settle(written, rescued, language, || match (parts, sides) {
-        ([], []) => extract::extract(question, stats, context, surroundings, hits),
-        ([], sides) => extract::extract_sides(sides, context, surroundings, hits, language)
-            .or_else(|| extract::extract(question, stats, context, surroundings, hits)),
-        (parts, _) => extract::extract_parts(parts, context, surroundings, hits, language),
-    })
+    let mut read_info = None;
+    let outcome = settle(written, rescued, language, || {
+        let max = reader.map_or(1, |r| r.max_calls);
+        let candidates = match (parts, sides) {
+            ([], []) => extract::candidates(question, stats, context, surroundings, hits, max, reader.is_some()),
+            ([], sides) => extract::extract_sides(sides, context, surroundings, hits, language)
+                .or_else(|| extract::extract(question, stats, context, surroundings, hits))
+                .into_iter()
+                .collect(),
+            (parts, _) => extract::extract_parts(parts, context, surroundings, hits, language).into_iter().collect(),
+        };
+        match reader {
+            Some(reader) if !candidates.is_empty() => {
+                let (pick, info) = read::select(reader, asked, candidates, unsure);
+                read_info = Some(info);
+                pick
+            }
+            // Weak evidence without a reader to accept it is not answered (it is kept only for one).
+            _ if unsure => None,
+            _ => candidates.into_iter().next(),
+        }
+    });
+    (outcome, read_info)
 }
 
 /// A side of a compare question: its name, its own analysis, and its pieces in the context.

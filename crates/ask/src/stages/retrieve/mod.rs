@@ -14,6 +14,7 @@ use crate::base::question::Question;
 use crate::base::settings::AskSettings;
 use crate::error::AskError;
 use crate::llm::Assist;
+use crate::reader::Reader;
 use crate::stages::route::{search_skill, Probe, Routed, RouterModel};
 use skillrag_core::{Hit, Language, Query};
 use skillrag_engine::Engine;
@@ -46,6 +47,9 @@ pub struct Retrieval {
     pub rescued: bool,
     /// Routed skills whose evidence stayed weak.
     pub weak_skills: Vec<String>,
+    /// Evidence below the threshold was kept, within the reader's band: only the reader's
+    /// acceptance answers from it.
+    pub unsure: bool,
     /// Context pieces at most (the last routed skill's `top_k` overrides the default).
     pub context_k: usize,
 }
@@ -57,6 +61,8 @@ pub struct Helpers<'a> {
     pub expander: Option<&'a Assist>,
     /// The rescue query.
     pub rewriter: Option<&'a Assist>,
+    /// The reader, which may accept weak evidence within its band.
+    pub reader: Option<&'a Reader>,
 }
 
 /// Retrieves in each of the route's skills, starting from the routing probes.
@@ -107,7 +113,7 @@ pub fn retrieve(
             }
             let dependency = InSkill { skill: engine.skill(id)?, ..at };
             let weak = out.weak_skills.len();
-            let helpers = Helpers { rewriter: None, ..helpers };
+            let helpers = Helpers { rewriter: None, reader: None, ..helpers };
             let first = probed.probes.get(id).cloned();
             kept.extend(in_skill(&dependency, settings, model, first, helpers, language, &mut out)?);
             out.weak_skills.truncate(weak);
@@ -151,6 +157,14 @@ fn in_skill(
     }
     if retried.strong {
         return Ok(retry::filter(&retried.probe, model.evidence));
+    }
+    // Weak evidence the reader may still accept (CRAG's "ambiguous" band): kept, and marked so
+    // that only the reader's acceptance answers from it.
+    if let Some(reader) = helpers.reader {
+        if !retried.probe.hits.is_empty() && retried.probe.best_coverage >= reader.band * model.evidence {
+            out.unsure = true;
+            return Ok(retry::filter(&retried.probe, model.evidence));
+        }
     }
     let rescued = match helpers.rewriter {
         Some(rewriter) => expand::rescue(at, rewriter, out.context_k, language)?,

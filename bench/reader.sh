@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The reader (docs/design.md §4.9) measured by outcome, as a user sees it: dev v2 and its
+# leave-gold-out variant (../shared/tools/leave-gold-out.py, default share and seed), each asked
+# without and with the reader in one run, BM25 only (the issue's baseline), scored per skill by
+# ../shared/tools/outcomes.py; plus reader calls per question and ask p50/p95.
+#
+#   bench/reader.sh [SKILLRAG_BINARY]       (the reader server: scripts/setup-reader)
+#
+# Writes bench/results/reader.md.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${1:-${CARGO_TARGET_DIR:-$here/target}/release/skillrag}"
+shared="${SKILLRAG_SHARED:-$here/../shared}"
+work="${READER_BENCH_DIR:-/tmp/skillrag-reader-bench}"
+eval "$("$here/scripts/setup-reader")"
+mkdir -p "$work"
+python3 "$shared/tools/leave-gold-out.py" "$shared/bench/dev" "$work/lgo"
+run() { # NAME BENCH READER(yes|no)
+  local name="$1" bench="$2" flag=()
+  [ "$3" = no ] && flag=(--no-reader)
+  mkdir -p "$work/project"
+  SKILLRAG_EMBED_MODEL=none SKILLRAG_READER="$SKILLRAG_READER" \
+    "$bin" -C "$work/project" eval "$bench" --out "$work/$name" "${flag[@]}" >/dev/null 2>"$work/$name.log"
+  python3 "$shared/tools/outcomes.py" "$work/$name/answers.jsonl" "$bench/queries.jsonl" --json >"$work/$name.outcomes.json"
+}
+for reader in no yes; do
+  run "dev-$reader" "$shared/bench/dev" "$reader"
+  run "lgo-$reader" "$work/lgo" "$reader"
+done
+python3 "$here/bench/reader_report.py" "$work" >"$here/bench/results/reader.md"
+cat "$here/bench/results/reader.md"
