@@ -327,8 +327,8 @@ fn eval_leave_gold_out_asks_a_copy_without_the_gold_files(backend: Backend) {
     // Errors, before any indexing: a share outside (0, 1], a benchmark without gold sources.
     let eval =
         |args: &[&str]| skillrag(dir, &[&["eval", bench_arg, "--out", out_arg][..], args].concat()).output().unwrap();
-    for share in ["0", "1.5", "-0.2"] {
-        let o = eval(&["--leave-gold-out", "--share", share]);
+    for share in ["--share=0", "--share=1.5", "--share=-0.2", "--share=NaN"] {
+        let o = eval(&["--leave-gold-out", share]);
         assert!(
             !o.status.success() && stderr(&o).contains("--share must be more than 0 and at most 1"),
             "{}",
