@@ -386,22 +386,24 @@ pub struct EvalArgs {
 
 const EVAL_HELP: &str = "\
 Leave-gold-out (--leave-gold-out): does a skill refuse when its knowledge lacks the answer?
-  For each skill, a share (--share) of the files named by its fact rows' gold_sources is left out of
-  a copy of the benchmark's skills. Each fact row whose gold files are all left out is asked again of
-  that copy as an unanswerable question (its id + \"-lgo\"), and the right outcome is a refusal.
-  The report's \"Leave-gold-out\" section counts those answered anyway, per skill, and lists them
-  with the documents they cited: what the skill says when it should say it does not know.
+  For each skill, a share (--share) of the files named by its fact rows' gold_sources is left
+  out of a copy of the benchmark's skills. Each fact row whose gold files are all left out is
+  asked again of that copy as an unanswerable question (its id + \"-lgo\"), and the right
+  outcome is a refusal. The report's \"Leave-gold-out\" section counts those answered anyway,
+  per skill, and lists them with the documents they cited: what the skill says when it should
+  say it does not know.
 
-  It runs in the same run as the normal evaluation, after it, and writes one report: a knowledge
-  owner needs both numbers together, since a skill can refuse more only by answering less.
-  report.json holds it under `leave_gold_out`, the answers go to answers-leave-gold-out.jsonl.
-  The copy (skills/, queries.jsonl) and its index live in .skillrag/eval/<bench>-leave-gold-out/,
-  always in the embedded store, so the indexes of a shared PostgreSQL store are left alone; it
-  reuses the benchmark's embedding cache, so only the chunking is done again.
+  It runs in the same run as the normal evaluation, after it, and writes one report: a
+  knowledge owner needs both numbers together, since a skill can refuse more only by answering
+  less. report.json holds it under `leave_gold_out`, the answers go to
+  answers-leave-gold-out.jsonl. The copy (skills/, queries.jsonl) and its index live in
+  .skillrag/eval/<bench>-leave-gold-out/, always in the embedded store, so the indexes of a
+  shared PostgreSQL store are left alone; it reuses the benchmark's embedding cache, so only
+  the chunking is done again.
 
-  The draw is deterministic: each skill draws with SplitMix64 seeded from --seed and its id, so a
-  skill's removed files depend on nothing else. It differs from Python's random.sample (the
-  reference script leave-gold-out.py), so the same seed there removes other files.
+  The draw is deterministic: each skill draws with SplitMix64 seeded from --seed and its id,
+  so a skill's removed files depend on nothing else. It differs from Python's random.sample
+  (the reference script leave-gold-out.py), so the same seed there removes other files.
 
 Examples:
   skillrag eval ../shared/bench/dev --compare bench/results/peer-dev.jsonl=seed-pipeline
