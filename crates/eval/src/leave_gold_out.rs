@@ -259,7 +259,7 @@ pub struct AnsweredAnyway {
     pub id: String,
     pub skill: Option<String>,
     pub query: String,
-    /// `skill/source` of each citation of the answer.
+    /// `skill/source` of each document the answer cites, once each.
     pub cited: Vec<String>,
 }
 
@@ -294,7 +294,7 @@ pub fn report(plan: &Plan, variant: &Variant, answers: &[Answer], bench: &str) -
                     id: row.id.clone(),
                     skill: row.skill.clone(),
                     query: row.query.clone(),
-                    cited: answer.citations.iter().map(|c| format!("{}/{}", c.skill, c.source)).collect(),
+                    cited: cited(answer),
                 });
             }
         }
@@ -306,6 +306,13 @@ pub fn report(plan: &Plan, variant: &Variant, answers: &[Answer], bench: &str) -
     }
     out.report = scored;
     Ok(out)
+}
+
+/// `skill/source` of each document the answer cites, once each, in citation order (two passages
+/// of one document are two citations).
+fn cited(answer: &Answer) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    answer.citations.iter().map(|c| format!("{}/{}", c.skill, c.source)).filter(|d| seen.insert(d.clone())).collect()
 }
 
 /// Questions answered anyway listed in the Markdown section.
@@ -489,6 +496,49 @@ mod tests {
         plan.removed.remove("law");
         build(&bench, &plan, &out).unwrap();
         assert!(skills.join("law/knowledge/0.md").is_file());
+    }
+
+    #[test]
+    fn counts_the_questions_answered_anyway_per_skill() {
+        use skillrag_ask::{Citation, Refusal, RefusalKind};
+        let rows = vec![fact("a", "law", &["k/a.md"]), fact("b", "law", &["k/b.md"]), fact("c", "tea", &["k/c.md"])];
+        let plan = plan(&rows, 1.0, 7).unwrap();
+        let variant = Variant { dir: PathBuf::new(), rows: plan.rows.clone(), missing: vec![], links_skipped: vec![] };
+        let citation = |source: &str| Citation {
+            n: 1,
+            context_n: 1,
+            skill: "law".into(),
+            source: source.into(),
+            heading: String::new(),
+            pages: None,
+            image: None,
+        };
+        let mut answered = Answer::new(Some("a-lgo".into()), "question a".into());
+        answered.citations = vec![citation("k/x.md"), citation("k/y.md"), citation("k/x.md")];
+        let mut refused = Answer::new(Some("b-lgo".into()), "question b".into());
+        refused.refusal = Some(Refusal { kind: RefusalKind::NotFound, message: String::new() });
+        let mut out_of_scope = Answer::new(Some("c-lgo".into()), "question c".into());
+        out_of_scope.refusal = Some(Refusal { kind: RefusalKind::OutOfScope, message: String::new() });
+        let r = report(&plan, &variant, &[out_of_scope, answered, refused], "dev").unwrap();
+        assert_eq!((r.questions, r.answered, r.removed_files), (3, 1, 3));
+        assert_eq!(r.answered_anyway, Some(1.0 / 3.0));
+        assert_eq!(r.refused, BTreeMap::from([("not_found".into(), 1), ("out_of_scope".into(), 1)]));
+        assert_eq!(r.per_skill["law"].answered_anyway, Some(0.5));
+        assert_eq!(r.per_skill["tea"].answered_anyway, Some(0.0));
+        assert_eq!(r.answered_rows.len(), 1);
+        assert_eq!(r.answered_rows[0].cited, ["law/k/x.md", "law/k/y.md"], "each document once");
+        assert_eq!(r.report.overall.unanswerable_answered, Some(1.0 / 3.0));
+        let md = markdown(&r);
+        assert!(
+            md.contains("## Leave-gold-out: 3 questions whose gold sources were removed; answered anyway: 1 (0.333)")
+        );
+        assert!(
+            md.contains("| law | 2 | 2 | 1 | 0.500 |")
+                && md.contains("- `a-lgo` (law) question a: law/k/x.md, law/k/y.md"),
+            "{md}"
+        );
+        // An answer missing for a converted row is an error, not a refusal.
+        assert!(matches!(report(&plan, &variant, &[], "dev"), Err(EvalError::Missing(_))));
     }
 
     #[cfg(unix)]
