@@ -366,7 +366,7 @@ pub struct EvalArgs {
     /// Score this answers file (JSONL in the answer format) side by side: FILE or FILE=NAME (repeatable).
     #[arg(long, value_name = "FILE[=NAME]")]
     pub compare: Vec<String>,
-    /// Only the first N questions (for a quick look).
+    /// Only the first N questions (for a quick look), and the first N leave-gold-out ones.
     #[arg(long)]
     pub limit: Option<usize>,
     /// Answer extractively even when an LLM is configured.

@@ -60,7 +60,7 @@ pub fn eval(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     let variant_dir = eval_dir.join(format!("{name}-leave-gold-out"));
     let lgo = match &plan {
         Some(plan) => {
-            let run = Variant { bench: &bench, name: &name, state: &state, dir: &variant_dir };
+            let run = VariantRun { bench: &bench, name: &name, state: &state, dir: &variant_dir };
             Some(run.evaluate(cli, args, settings, loaded.has_file, plan, generator)?)
         }
         None => None,
@@ -93,7 +93,7 @@ pub fn eval(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
 }
 
 /// The leave-gold-out variant of one benchmark: where it is built and what it is built from.
-struct Variant<'a> {
+struct VariantRun<'a> {
     bench: &'a Path,
     name: &'a str,
     /// The benchmark's own evaluation state, whose caches the variant starts from.
@@ -102,7 +102,7 @@ struct Variant<'a> {
     dir: &'a Path,
 }
 
-impl Variant<'_> {
+impl VariantRun<'_> {
     /// Builds the copy, indexes it, fits the router on it as for the benchmark, and asks it the
     /// converted rows.
     #[allow(clippy::too_many_arguments)]
