@@ -90,9 +90,7 @@ pub enum Command {
     )]
     Tune(TuneArgs),
     /// Evaluate on a benchmark folder (skills/ + queries.jsonl): routing, hit@k, refusals, latency.
-    #[command(
-        after_help = "Example:\n  skillrag eval ../shared/bench/dev --compare bench/results/peer-dev.jsonl=seed-pipeline"
-    )]
+    #[command(after_help = EVAL_HELP)]
     Eval(EvalArgs),
     /// Serve the HTTP API, an OpenAI-compatible chat endpoint, MCP and a web page.
     #[command(
@@ -380,7 +378,7 @@ pub struct EvalArgs {
     /// Score this answers file (JSONL in the answer format) side by side: FILE or FILE=NAME (repeatable).
     #[arg(long, value_name = "FILE[=NAME]")]
     pub compare: Vec<String>,
-    /// Only the first N questions (for a quick look).
+    /// Only the first N questions (for a quick look), and the first N leave-gold-out ones.
     #[arg(long)]
     pub limit: Option<usize>,
     /// Answer extractively even when an LLM is configured.
@@ -390,4 +388,40 @@ pub struct EvalArgs {
     /// decides alone, as without one.
     #[arg(long)]
     pub no_reader: bool,
+    /// Also ask the fact questions again of a copy of the skills without their gold files:
+    /// each must be refused (see below).
+    #[arg(long)]
+    pub leave_gold_out: bool,
+    /// With --leave-gold-out: the share of each skill's gold files to leave out (more than 0, at most 1).
+    #[arg(long, value_name = "SHARE", default_value_t = skillrag_eval::leave_gold_out::DEFAULT_SHARE, requires = "leave_gold_out")]
+    pub share: f64,
+    /// With --leave-gold-out: the seed of the draw; the same seed leaves out the same files.
+    #[arg(long, default_value_t = skillrag_eval::leave_gold_out::DEFAULT_SEED, requires = "leave_gold_out")]
+    pub seed: u64,
 }
+
+const EVAL_HELP: &str = "\
+Leave-gold-out (--leave-gold-out): does a skill refuse when its knowledge lacks the answer?
+  For each skill, a share (--share) of the files named by its fact rows' gold_sources is left
+  out of a copy of the benchmark's skills. Each fact row whose gold files are all left out is
+  asked again of that copy as an unanswerable question (its id + \"-lgo\"), and the right
+  outcome is a refusal. The report's \"Leave-gold-out\" section counts those answered anyway,
+  per skill, and lists them with the documents they cited: what the skill says when it should
+  say it does not know.
+
+  It runs in the same run as the normal evaluation, after it, and writes one report: a
+  knowledge owner needs both numbers together, since a skill can refuse more only by answering
+  less. report.json holds it under `leave_gold_out`, the answers go to
+  answers-leave-gold-out.jsonl. The copy (skills/, queries.jsonl) and its index live in
+  .skillrag/eval/<bench>-leave-gold-out/, always in the embedded store, so the indexes of a
+  shared PostgreSQL store are left alone; it reuses the benchmark's embedding cache, so only
+  the chunking is done again.
+
+  The draw is deterministic: each skill draws with SplitMix64 seeded from --seed and its id,
+  so a skill's removed files depend on nothing else. It differs from Python's random.sample
+  (the reference script leave-gold-out.py), so the same seed there removes other files.
+
+Examples:
+  skillrag eval ../shared/bench/dev --compare bench/results/peer-dev.jsonl=seed-pipeline
+  skillrag eval ../shared/bench/dev --leave-gold-out
+  skillrag eval ../shared/bench/dev --leave-gold-out --share 0.5 --seed 11";

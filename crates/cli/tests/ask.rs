@@ -13,6 +13,7 @@ on_both_stores!(
     chat_follow_up_keeps_the_skill,
     tune_fits_and_reports,
     eval_writes_markdown_json_and_chart,
+    eval_leave_gold_out_asks_a_copy_without_the_gold_files,
     trace_and_model_mismatch,
     empty_tiny_and_foreign_skills_take_no_questions,
     extractive_answers_hand_over_the_passage_that_answers,
@@ -266,6 +267,81 @@ fn eval_writes_markdown_json_and_chart(backend: Backend) {
     }
     let md = std::fs::read_to_string(dir.join("report/report.md")).unwrap();
     assert!(md.contains("| hit@5 (fact) |") && md.contains("latency"), "{md}");
+}
+
+/// `eval --leave-gold-out`: the fact rows are asked again of a copy of the skills that lacks their
+/// gold files, and reported in their own section; a bad share or a benchmark without gold fails
+/// before anything is indexed.
+fn eval_leave_gold_out_asks_a_copy_without_the_gold_files(backend: Backend) {
+    let tmp = common::demo_on(backend);
+    let dir = tmp.path();
+    let bench = dir.join("bench");
+    common::copy_dir(&dir.join("skills"), &bench.join("skills"));
+    std::fs::write(
+        bench.join("queries.jsonl"),
+        [
+            r#"{"id": "q1", "query": "劳动合同期限一年的，试用期最长多久？", "skill": "labor-law", "answers": ["第十九条"], "gold_sources": ["knowledge/labor-contract-law-03.md"], "type": "fact"}"#,
+            r#"{"id": "q2", "query": "How do I factory reset the router?", "skill": "router-faq", "answers": ["10 seconds"], "gold_sources": ["knowledge/troubleshooting.md", "knowledge/faq.md"], "type": "fact"}"#,
+            r#"{"id": "q3", "query": "绿茶用多少度的水泡？", "skill": "tea-brewing", "answers": ["80"], "gold_sources": ["references/green-tea.md"], "type": "fact"}"#,
+            r#"{"id": "q4", "query": "你好", "skill": null, "answers": [], "gold_sources": [], "type": "chitchat"}"#,
+            r#"{"id": "q5", "query": "股票基金怎么选？", "skill": null, "answers": [], "gold_sources": [], "type": "out_of_scope"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = dir.join("report");
+    let (bench_arg, out_arg) = (bench.to_str().unwrap(), out.to_str().unwrap());
+    // The whole share: every gold file goes, so every fact row is asked again.
+    let report = json(dir, &["eval", bench_arg, "--out", out_arg, "--leave-gold-out", "--share", "1"]);
+    assert_eq!(report["report"]["overall"]["questions"], 5, "the normal evaluation runs too");
+    let lgo = &report["leave_gold_out"];
+    assert_eq!(lgo["questions"], 3, "{lgo}");
+    assert_eq!(lgo["removed_files"], 4, "{lgo}");
+    assert_eq!(lgo["seed"], 7);
+    for skill in ["labor-law", "router-faq", "tea-brewing"] {
+        assert_eq!(lgo["per_skill"][skill]["questions"], 1, "{skill}: {lgo}");
+    }
+    let refused: u64 = lgo["refused"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(lgo["answered"].as_u64().unwrap() + refused, 3, "{lgo}");
+    assert_eq!(lgo["report"]["rows"].as_array().unwrap().len(), 3);
+    // The copy lacks exactly the gold files, and its answers never cite or retrieve them.
+    let copy = dir.join(".skillrag/eval/bench-leave-gold-out");
+    assert!(!copy.join("skills/labor-law/knowledge/labor-contract-law-03.md").exists());
+    assert!(copy.join("skills/labor-law/knowledge/labor-contract-law-07.md").is_file());
+    assert!(bench.join("skills/labor-law/knowledge/labor-contract-law-03.md").is_file(), "the bench is untouched");
+    assert_eq!(std::fs::read_to_string(copy.join("queries.jsonl")).unwrap().lines().count(), 3);
+    let answers = std::fs::read_to_string(out.join("answers-leave-gold-out.jsonl")).unwrap();
+    let answers: Vec<Value> = answers.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers.len(), 3);
+    for a in &answers {
+        assert!(a["id"].as_str().unwrap().ends_with("-lgo"), "{a}");
+        for hit in a["hits"].as_array().unwrap() {
+            let removed = lgo["removed"][hit["skill"].as_str().unwrap()].as_array().unwrap();
+            assert!(!removed.contains(&hit["source"]), "a removed file was retrieved: {hit}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Leave-gold-out: 3 questions whose gold sources were removed; answered anyway:"), "{md}");
+    assert!(md.contains("| tea-brewing | 1 | 1 |"), "{md}");
+
+    // Errors, before any indexing: a share outside (0, 1], a benchmark without gold sources.
+    let eval =
+        |args: &[&str]| skillrag(dir, &[&["eval", bench_arg, "--out", out_arg][..], args].concat()).output().unwrap();
+    for share in ["--share=0", "--share=1.5", "--share=-0.2", "--share=NaN"] {
+        let o = eval(&["--leave-gold-out", share]);
+        assert!(
+            !o.status.success() && stderr(&o).contains("--share must be more than 0 and at most 1"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("index ready"), "{}", stderr(&o));
+    }
+    let o = eval(&["--share", "0.5"]);
+    assert!(!o.status.success() && stderr(&o).contains("--leave-gold-out"), "{}", stderr(&o));
+    std::fs::write(bench.join("queries.jsonl"), r#"{"id": "c", "query": "你好", "skill": null, "type": "chitchat"}"#)
+        .unwrap();
+    let o = eval(&["--leave-gold-out"]);
+    assert!(!o.status.success() && stderr(&o).contains("no fact rows with gold_sources"), "{}", stderr(&o));
 }
 
 fn trace_and_model_mismatch(backend: Backend) {

@@ -7,6 +7,7 @@
 
 mod article;
 mod chart;
+pub mod leave_gold_out;
 mod readable;
 
 pub use chart::svg_chart;
@@ -17,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One benchmark question.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct BenchRow {
     pub id: String,
     pub query: String,
@@ -42,6 +43,12 @@ pub enum EvalError {
     Parse { path: String, line: usize, message: String },
     #[error("answers file has no answer for question `{0}`")]
     Missing(String),
+    #[error("--share must be more than 0 and at most 1 (the share of each skill's gold files to leave out), not {0}")]
+    Share(f64),
+    #[error(
+        "the benchmark has no fact rows with gold_sources and a skill: leave-gold-out leaves out the files that answer fact rows, so it has nothing to leave out"
+    )]
+    NoGold,
 }
 
 /// Reads `queries.jsonl` of a benchmark folder.
@@ -87,6 +94,9 @@ pub struct Metrics {
     pub unanswerable: usize,
     /// Share of unanswerable rows refused as `not_found`.
     pub unanswerable_not_found: Option<f64>,
+    /// Share of unanswerable rows answered anyway (not refused at all): what a user is misled by.
+    #[serde(default)]
+    pub unanswerable_answered: Option<f64>,
     pub out_of_scope: usize,
     /// Share of out-of-scope rows refused as `out_of_scope`.
     pub out_of_scope_rejected: Option<f64>,
@@ -202,6 +212,7 @@ struct Tally {
     refused_facts: usize,
     unanswerable: usize,
     not_found: usize,
+    unanswerable_answered: usize,
     oos: usize,
     oos_rejected: usize,
     chitchat: usize,
@@ -240,6 +251,7 @@ impl Tally {
             "unanswerable" => {
                 self.unanswerable += 1;
                 self.not_found += (refusal == Some(RefusalKind::NotFound)) as usize;
+                self.unanswerable_answered += refusal.is_none() as usize;
             }
             "out_of_scope" => {
                 self.oos += 1;
@@ -286,6 +298,7 @@ impl Tally {
             false_refusals: rate(self.refused_facts, self.fact),
             unanswerable: self.unanswerable,
             unanswerable_not_found: rate(self.not_found, self.unanswerable),
+            unanswerable_answered: rate(self.unanswerable_answered, self.unanswerable),
             out_of_scope: self.oos,
             out_of_scope_rejected: rate(self.oos_rejected, self.oos),
             chitchat: self.chitchat,
@@ -401,13 +414,14 @@ fn pct(v: Option<f64>) -> String {
 /// Reads one metric of a group.
 type MetricOf = fn(&Metrics) -> Option<f64>;
 
-const METRIC_ROWS: [(&str, MetricOf); 13] = [
+const METRIC_ROWS: [(&str, MetricOf); 14] = [
     ("routing accuracy", |m| m.routing_accuracy),
     ("hit@1 (fact)", |m| m.hit_at_1),
     ("hit@5 (fact)", |m| m.hit_at_5),
     ("MRR@10 (fact)", |m| m.mrr_at_10),
     ("false refusals (fact)", |m| m.false_refusals),
     ("unanswerable → not_found", |m| m.unanswerable_not_found),
+    ("unanswerable answered anyway", |m| m.unanswerable_answered),
     ("out_of_scope rejected", |m| m.out_of_scope_rejected),
     ("chitchat without retrieval", |m| m.chitchat_without_retrieval),
     ("answer contains gold (fact)", |m| m.answer_contains_gold),

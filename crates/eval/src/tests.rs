@@ -68,6 +68,7 @@ fn scores_every_metric() {
     assert_eq!(m.mrr_at_10, Some(0.75));
     assert_eq!(m.false_refusals, Some(0.0));
     assert_eq!(m.unanswerable_not_found, Some(1.0));
+    assert_eq!(m.unanswerable_answered, Some(0.0));
     assert_eq!(m.out_of_scope_rejected, Some(0.0));
     assert_eq!(m.chitchat_without_retrieval, Some(1.0));
     assert_eq!(report.per_skill["law"].questions, 3);
