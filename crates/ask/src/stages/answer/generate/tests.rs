@@ -404,13 +404,17 @@ fn brackets_that_are_text_stay() {
     assert_eq!(claim, "Read a[i] and items[key] [see below] first.");
     assert_eq!(markers, vec![1]);
     assert!(placeholders.is_empty());
+    // Right after a word only the prompt's own [n] is a placeholder; after a marker any is.
+    let (claim, markers, placeholders) = split_markers("Wesley[n] and Wesley[1][x].");
+    assert_eq!((claim.as_str(), markers), ("Wesley and Wesley.", vec![1]));
+    assert_eq!(placeholders, vec!["[n]".to_string(), "[x]".to_string()]);
 }
 
 #[test]
 fn a_placeholder_split_across_pieces_waits_for_its_end() {
     let mut buffer = "Methodism was founded by John Wesley. 【".to_string();
     assert!(take_complete(&mut buffer).is_empty(), "a marker may still be arriving");
-    buffer.push_str("n");
+    buffer.push('n');
     assert!(take_complete(&mut buffer).is_empty(), "a marker may still be arriving");
     buffer.push_str("】 China");
     assert_eq!(take_complete(&mut buffer), vec!["Methodism was founded by John Wesley.【n】"]);
