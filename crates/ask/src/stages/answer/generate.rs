@@ -569,8 +569,8 @@ const MARKER_PLACEHOLDERS: [&str; 7] =
     ["citation needed", "skill instructions", "does not support", "问题", "技能说明", "不支持", "序号"];
 
 /// The byte length and meaning of the citation marker at the start of `s`, if there is one.
-/// `before` is the character just before it: right after a Latin letter, digit or underscore only
-/// numbers and the prompt's own `[n]` are markers, since `a[i]` or `items[key]` is code.
+/// `before` is the character just before it: right after a Latin letter, digit or underscore the
+/// only placeholder is the prompt's own `[n]`, since `a[i]` or `arr[]` is code.
 fn answer_marker(s: &str, before: Option<char>) -> Option<(usize, Marker)> {
     let first = s.chars().next()?;
     let &(open, close) = MARKER_BRACKETS.iter().find(|(o, _)| *o == first)?;
@@ -596,7 +596,7 @@ fn answer_marker(s: &str, before: Option<char>) -> Option<(usize, Marker)> {
         .collect();
     let marker = read_marker(&inner)?;
     let after_word = before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    let code_like = after_word && !inner.chars().all(|c| c.is_ascii_digit()) && !inner.eq_ignore_ascii_case("n");
+    let code_like = after_word && marker == Marker::Placeholder && !inner.eq_ignore_ascii_case("n");
     (!code_like).then_some((len, marker))
 }
 

@@ -405,8 +405,8 @@ fn brackets_that_are_text_stay() {
     assert_eq!(markers, vec![1]);
     assert!(placeholders.is_empty());
     // Right after a word only the prompt's own [n] is a placeholder; after a marker any is.
-    let (claim, markers, placeholders) = split_markers("Wesley[n] and Wesley[1][x].");
-    assert_eq!((claim.as_str(), markers), ("Wesley and Wesley.", vec![1]));
+    let (claim, markers, placeholders) = split_markers("Wesley[n] and Wesley[1][x] and arr[] and Wesley[1, 2].");
+    assert_eq!((claim.as_str(), markers), ("Wesley and Wesley and arr[] and Wesley.", vec![1, 1, 2]));
     assert_eq!(placeholders, vec!["[n]".to_string(), "[x]".to_string()]);
 }
 
