@@ -525,7 +525,7 @@ fn split_markers(sentence: &str) -> (String, Vec<usize>, Vec<String>) {
 enum Marker {
     /// The passage numbers it names: `[2]`, `【2】`, `[passage 2]`, `[1, 2]`, `[1-3]`.
     Cites(Vec<usize>),
-    /// It names no passage: the prompt's `[n]` copied as is, `[x]`, `[citation]`, `[资料]`…
+    /// It names no passage: the prompt's `[n]` copied as is, `[x]`, `[citation]`, `【来源】`…
     /// Small models copy such markers from the instruction "end every sentence with the [n]".
     Placeholder,
 }
@@ -536,8 +536,7 @@ const MARKER_BRACKETS: [(char, char); 3] = [('[', ']'), ('【', '】'), ('［', 
 const MARKER_MAX_CHARS: usize = 24;
 /// Most passages one range marker (`[1-3]`) may name; a wider range names nothing.
 const MARKER_MAX_RANGE: usize = 10;
-/// Words that name a passage in a marker, before its number (`[passage 2]`, `[资料2]`) or alone
-/// (`[citation]`, `[资料]`, the prompt's section names).
+/// Words that name a passage in a marker before its number: `[passage 2]`, `[资料2]`.
 const MARKER_WORDS: [&str; 24] = [
     "passage",
     "passages",
@@ -564,9 +563,27 @@ const MARKER_WORDS: [&str; 24] = [
     "编号",
     "出处",
 ];
-/// Bracketed texts that name no passage and are not words of the answer either.
-const MARKER_PLACEHOLDERS: [&str; 7] =
-    ["citation needed", "skill instructions", "does not support", "问题", "技能说明", "不支持", "序号"];
+/// Bracketed words that stand for a citation and name no passage. The prompt's nouns alone
+/// ("根据【资料】，", "the [context] says") are the model's prose, not markers, and stay.
+const MARKER_PLACEHOLDERS: [&str; 17] = [
+    "citation",
+    "citations",
+    "cite",
+    "citation needed",
+    "source",
+    "sources",
+    "ref",
+    "reference",
+    "references",
+    "number",
+    "num",
+    "来源",
+    "引用",
+    "出处",
+    "编号",
+    "资料编号",
+    "序号",
+];
 
 /// The byte length and meaning of the citation marker at the start of `s`, if there is one.
 /// `before` is the character just before it: right after a Latin letter, digit or underscore the
@@ -616,9 +633,6 @@ fn read_marker(inner: &str) -> Option<Marker> {
     let mut rest = lower.trim_start_matches(['^', '#', ' ']);
     if let Some(word) = MARKER_WORDS.iter().filter(|w| rest.starts_with(*w)).max_by_key(|w| w.len()) {
         rest = rest[word.len()..].trim_start_matches([' ', ':', '：', '.', '#']);
-        if rest.is_empty() {
-            return Some(Marker::Placeholder);
-        }
     }
     let mut numbers = Vec::new();
     for item in rest.split([',', '，', '、', ';', '；', ' ', '/']).filter(|i| !i.is_empty()) {

@@ -399,6 +399,9 @@ fn markers_in_other_shapes_are_read_as_the_passages_they_name() {
 
 #[test]
 fn brackets_that_are_text_stay() {
+    // The prompt's own noun, as the 1.5B model used it in prose, is no marker.
+    let sentence = "根据【资料】，红茶的水温应控制在90-95°C之间。";
+    assert_eq!(split_markers(sentence), (sentence.to_string(), vec![], vec![]));
     // Code indexing and a bracketed aside are not citation markers.
     let (claim, markers, placeholders) = split_markers("Read a[i] and items[key] [see below] first [1].");
     assert_eq!(claim, "Read a[i] and items[key] [see below] first.");
