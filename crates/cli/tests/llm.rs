@@ -20,10 +20,24 @@ fn assert_citations_hold(answer: &Value) {
     let cited: Vec<u64> = answer["citations"].as_array().unwrap().iter().map(|c| c["n"].as_u64().unwrap()).collect();
     assert!(cited.iter().all(|n| context.contains(n)), "{cited:?} ⊄ {context:?}");
     let text = answer["answer"].as_str().unwrap();
-    for (i, _) in text.match_indices('[') {
-        let digits: String = text[i + 1..].chars().take_while(char::is_ascii_digit).collect();
-        if let (Ok(n), true) = (digits.parse::<u64>(), text[i + 1 + digits.len()..].starts_with(']')) {
-            assert!(cited.contains(&n), "[{n}] in {text:?} is not among the citations {cited:?}");
+    for (i, open) in text.char_indices().filter(|(_, c)| matches!(c, '[' | '【' | '［')) {
+        let after = &text[i + open.len_utf8()..];
+        let Some(end) = after.find([']', '】', '］']) else { continue };
+        let inner = after[..end].trim();
+        match inner.parse::<u64>() {
+            Ok(n) => {
+                assert_eq!(open, '[', "a marker the check did not renumber in {text:?}");
+                assert!(cited.contains(&n), "[{n}] in {text:?} is not among the citations {cited:?}");
+            }
+            // No placeholder that names no passage ("[n]" copied from the prompt) is left; the
+            // model's prose may still bracket the prompt's nouns ("根据【资料】").
+            Err(_) => assert!(
+                !(inner.chars().count() == 1 && inner.chars().all(|c| c.is_ascii_alphabetic())
+                    || inner.chars().all(|c| !c.is_alphanumeric())
+                    || ["citation", "source", "number", "来源", "引用", "编号"]
+                        .contains(&inner.to_lowercase().as_str())),
+                "a placeholder marker {inner:?} in {text:?}"
+            ),
         }
     }
 }

@@ -302,6 +302,10 @@ pub struct GenerationInfo {
     /// Citations that pointed at no passage and were removed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_citations: Vec<usize>,
+    /// Markers that named no passage (`[n]` copied from the prompt, `[citation]`…), as written,
+    /// and removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_placeholders: Vec<String>,
     /// Why the extractive answer was given instead of the model's (an LLM error, or no
     /// supported sentence); `null` when the model's answer was used.
     pub fallback: Option<String>,

@@ -2,14 +2,16 @@
 //!
 //! The model sees the skill's instructions and boundary, the compiled context labelled `[n]`
 //! and the question, and is told to answer only from the context and to cite. What it writes is
-//! then checked sentence by sentence, in code: citations that point at no passage are removed;
+//! then checked sentence by sentence, in code: citations that point at no passage are removed,
+//! and so are placeholder markers that name none (the prompt's `[n]` copied as is, `[citation]`,
+//! `【n】`: small models copy them), a sentence left with no citation being checked as uncited;
 //! each sentence must be supported by the passage it cites (lexically: most of its terms, and
 //! every number, occur there) or by some passage, which is then cited; unsupported sentences are
 //! left out and reported. Sentences reach the caller's stream only after their check, so
 //! nothing unsupported is ever shown, even while streaming. An answer with no supported
 //! sentence, or an LLM failure, falls back to the extractive answer with a notice.
 
-use crate::base::contract::{marker_len, Citation, Context, GenerationInfo};
+use crate::base::contract::{Citation, Context, GenerationInfo};
 use crate::base::prompt::NOT_FOUND_SENTINEL;
 use crate::base::settings::GenerateSettings;
 use skillrag_core::Language;
@@ -194,6 +196,7 @@ pub fn write(
     info.supported = checker.supported;
     info.unsupported = checker.unsupported.clone();
     info.removed_citations = checker.removed.clone();
+    info.removed_placeholders = checker.removed_placeholders.clone();
     if checker.text.trim().is_empty() {
         let reason = crate::base::messages::nothing_supported(language);
         return Err(Box::new(Fallback { reason: reason.to_string(), info }));
@@ -249,6 +252,7 @@ struct Checker {
     supported: usize,
     unsupported: Vec<String>,
     removed: Vec<usize>,
+    removed_placeholders: Vec<String>,
     /// What was shown, in order, to rebuild the text when the self-check rejects a sentence.
     shown: Vec<Shown>,
 }
@@ -285,6 +289,7 @@ impl Checker {
             supported: 0,
             unsupported: Vec::new(),
             removed: Vec::new(),
+            removed_placeholders: Vec::new(),
             shown: Vec::new(),
         }
     }
@@ -300,7 +305,14 @@ impl Checker {
     fn check(&mut self, sentence: &str) -> Option<String> {
         self.raw.push_str(sentence);
         let new_line = sentence.starts_with('\n');
-        let (claim, markers) = split_markers(sentence);
+        let (claim, markers, placeholders) = split_markers(sentence);
+        // A placeholder cites nothing: it is dropped, and a sentence with no other citation is
+        // checked as an uncited one (it gets the passage that supports it, or is left out).
+        for p in placeholders {
+            if !self.removed_placeholders.contains(&p) {
+                self.removed_placeholders.push(p);
+            }
+        }
         // The model echoing a passage's label line ("skill/source › heading") states nothing;
         // what follows it on other lines (often the passage copied) is checked as usual.
         let claim: String = match self.passages.iter().any(|p| claim.contains(&p.label)) {
@@ -476,25 +488,175 @@ fn parse_verdict(reply: &str) -> Option<bool> {
     }
 }
 
-/// The sentence without its citation markers, and the numbers those markers carry.
-fn split_markers(sentence: &str) -> (String, Vec<usize>) {
+/// The sentence without its citation markers, the passage numbers those markers carry, and the
+/// placeholder markers (`[n]`, `【n】`, `[citation]`…) that carry none, as written.
+fn split_markers(sentence: &str) -> (String, Vec<usize>, Vec<String>) {
     let mut text = String::new();
     let mut markers = Vec::new();
+    let mut placeholders = Vec::new();
     let mut rest = sentence;
+    let mut after_marker = false;
     while let Some(c) = rest.chars().next() {
-        if let Some(len) = marker_len(rest) {
-            if let Ok(n) = rest[1..len - 1].parse() {
-                markers.push(n);
+        let before = if after_marker { None } else { text.chars().next_back() };
+        if let Some((len, marker)) = answer_marker(rest, before) {
+            after_marker = true;
+            match marker {
+                Marker::Cites(numbers) => markers.extend(numbers),
+                Marker::Placeholder => placeholders.push(rest[..len].to_string()),
             }
             rest = &rest[len..];
+            // "China [n] is" would leave two spaces.
+            if text.ends_with(' ') {
+                rest = rest.trim_start_matches(' ');
+            }
             continue;
         }
+        after_marker = false;
         text.push(c);
         rest = &rest[c.len_utf8()..];
     }
     // "foo [1]." leaves "foo ." — close the gap.
     let text = text.replace(" .", ".").replace(" ,", ",").replace(" 。", "。");
-    (text, markers)
+    (text, markers, placeholders)
+}
+
+/// What a bracketed marker in the model's answer says.
+#[derive(Debug, PartialEq)]
+enum Marker {
+    /// The passage numbers it names: `[2]`, `【2】`, `[passage 2]`, `[1, 2]`, `[1-3]`.
+    Cites(Vec<usize>),
+    /// It names no passage: the prompt's `[n]` copied as is, `[x]`, `[citation]`, `【来源】`…
+    /// Small models copy such markers from the instruction "end every sentence with the [n]".
+    Placeholder,
+}
+
+/// Brackets a marker may come in: the prompt's, and the full-width ones Chinese text uses.
+const MARKER_BRACKETS: [(char, char); 3] = [('[', ']'), ('【', '】'), ('［', '］')];
+/// Most characters inside a marker's brackets; a longer bracketed text is text.
+const MARKER_MAX_CHARS: usize = 24;
+/// Most passages one range marker (`[1-3]`) may name; a wider range names nothing.
+const MARKER_MAX_RANGE: usize = 10;
+/// Words that name a passage in a marker before its number: `[passage 2]`, `[资料2]`.
+const MARKER_WORDS: [&str; 24] = [
+    "passage",
+    "passages",
+    "source",
+    "sources",
+    "context",
+    "ref",
+    "reference",
+    "references",
+    "citation",
+    "citations",
+    "cite",
+    "doc",
+    "document",
+    "number",
+    "num",
+    "question",
+    "资料",
+    "资料编号",
+    "来源",
+    "引用",
+    "文档",
+    "段落",
+    "编号",
+    "出处",
+];
+/// Bracketed words that stand for a citation and name no passage. The prompt's nouns alone
+/// ("根据【资料】，", "the [context] says") are the model's prose, not markers, and stay.
+const MARKER_PLACEHOLDERS: [&str; 17] = [
+    "citation",
+    "citations",
+    "cite",
+    "citation needed",
+    "source",
+    "sources",
+    "ref",
+    "reference",
+    "references",
+    "number",
+    "num",
+    "来源",
+    "引用",
+    "出处",
+    "编号",
+    "资料编号",
+    "序号",
+];
+
+/// The byte length and meaning of the citation marker at the start of `s`, if there is one.
+/// `before` is the character just before it: right after a Latin letter, digit or underscore the
+/// only placeholder is the prompt's own `[n]`, since `a[i]` or `arr[]` is code.
+fn answer_marker(s: &str, before: Option<char>) -> Option<(usize, Marker)> {
+    let first = s.chars().next()?;
+    let &(open, close) = MARKER_BRACKETS.iter().find(|(o, _)| *o == first)?;
+    let inner_start = open.len_utf8();
+    let inner_len =
+        s[inner_start..].find(|c: char| c == close || c == '\n' || MARKER_BRACKETS.iter().any(|b| b.0 == c))?;
+    if !s[inner_start + inner_len..].starts_with(close) {
+        return None;
+    }
+    let inner = &s[inner_start..inner_start + inner_len];
+    if inner.chars().count() > MARKER_MAX_CHARS {
+        return None;
+    }
+    let len = inner_start + inner_len + close.len_utf8();
+    // Full-width digits ("【２】") are the same numbers.
+    let inner: String = inner
+        .trim()
+        .chars()
+        .map(|c| match c {
+            '０'..='９' => char::from_u32(c as u32 - '０' as u32 + '0' as u32).unwrap_or(c),
+            _ => c,
+        })
+        .collect();
+    let marker = read_marker(&inner)?;
+    let after_word = before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    let code_like = after_word && marker == Marker::Placeholder && !inner.eq_ignore_ascii_case("n");
+    (!code_like).then_some((len, marker))
+}
+
+/// What the text inside a marker's brackets (trimmed) says; `None` when it is text, not a marker.
+fn read_marker(inner: &str) -> Option<Marker> {
+    let lower = inner.to_lowercase();
+    // One letter ("n", "N", "x"), or nothing but signs ("", "#", "?", "…").
+    if lower.chars().count() == 1 && lower.chars().all(|c| c.is_ascii_alphabetic())
+        || lower.chars().all(|c| !c.is_alphanumeric())
+    {
+        return Some(Marker::Placeholder);
+    }
+    if MARKER_PLACEHOLDERS.contains(&lower.as_str()) {
+        return Some(Marker::Placeholder);
+    }
+    // A naming word, then the numbers: "passage 2", "资料2", "^2", "#2".
+    let mut rest = lower.trim_start_matches(['^', '#', ' ']);
+    if let Some(word) = MARKER_WORDS.iter().filter(|w| rest.starts_with(*w)).max_by_key(|w| w.len()) {
+        rest = rest[word.len()..].trim_start_matches([' ', ':', '：', '.', '#']);
+    }
+    let mut numbers = Vec::new();
+    for item in rest.split([',', '，', '、', ';', '；', ' ', '/']).filter(|i| !i.is_empty()) {
+        match item.split_once(['-', '–', '—', '~', '～', '至']) {
+            Some((from, to)) => {
+                let (from, to): (usize, usize) = (from.trim().parse().ok()?, to.trim().parse().ok()?);
+                if to < from || to - from >= MARKER_MAX_RANGE {
+                    return Some(Marker::Placeholder);
+                }
+                numbers.extend(from..=to);
+            }
+            None => numbers.push(item.parse().ok()?),
+        }
+    }
+    (!numbers.is_empty()).then_some(Marker::Cites(numbers))
+}
+
+/// Whether `s` starts a marker that has not arrived whole yet ("[1", "【", "[numb"), so the
+/// stream must wait for the rest before cutting the sentence before it.
+fn partial_marker(s: &str) -> bool {
+    let Some(first) = s.chars().next() else { return false };
+    MARKER_BRACKETS.iter().any(|&(open, close)| {
+        first == open && !s.contains(close) && !s.contains('\n') && s.chars().count() <= MARKER_MAX_CHARS + 1
+    })
 }
 
 /// The terms of a sentence that carry content: the project analyzer's, without one-character
@@ -546,8 +708,8 @@ fn split_sentences(text: &str) -> Vec<String> {
         let mut lead = String::new();
         loop {
             let trimmed = rest.trim_start();
-            match marker_len(trimmed) {
-                Some(len) => {
+            match answer_marker(trimmed, None) {
+                Some((len, _)) => {
                     lead.push_str(&trimmed[..len]);
                     rest = &trimmed[len..];
                 }
@@ -573,17 +735,16 @@ fn take_complete(buffer: &mut String) -> Vec<String> {
     let mut rest = last;
     loop {
         let trimmed = rest.trim_start();
-        match marker_len(trimmed) {
-            Some(len) => rest = &trimmed[len..],
+        match answer_marker(trimmed, None) {
+            Some((len, _)) => rest = &trimmed[len..],
             None => {
                 rest = trimmed;
                 break;
             }
         }
     }
-    // A marker still arriving ("[1") is not text yet.
-    let partial_marker = rest.strip_prefix('[').is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit()));
-    if offset == 0 || rest.is_empty() || partial_marker {
+    // A marker still arriving ("[1", "【") is not text yet.
+    if offset == 0 || rest.is_empty() || partial_marker(rest) {
         return Vec::new();
     }
     // The line break before the last sentence stays with it (a list item keeps its line).

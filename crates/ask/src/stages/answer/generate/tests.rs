@@ -258,3 +258,170 @@ fn an_echoed_label_line_is_dropped_but_the_copied_passage_is_checked() {
     let (result, _) = run("[2] s/doc2.md › H\n");
     assert!(result.is_err(), "nothing supported is left");
 }
+
+/// Passages for the answers the issue quotes from a 1.5B model ("China [n]", "John Wesley [n][1]").
+fn history_context() -> Context {
+    let piece = |n: usize, text: &str| ContextPiece {
+        n,
+        tier: "references".into(),
+        skill: "h".into(),
+        source: format!("h{n}.md"),
+        heading: "H".into(),
+        chunk_id: n as u64,
+        text: text.into(),
+        pages: None,
+        summary: None,
+    };
+    Context {
+        pieces: vec![
+            piece(1, "Methodism was founded by John Wesley in eighteenth-century England."),
+            piece(2, "The Great Wall runs across northern China for thousands of kilometres."),
+            piece(3, "劳动合同期限三年以上的，试用期不得超过六个月。"),
+        ],
+        ..Default::default()
+    }
+}
+
+/// A model that writes `text` in pieces of `size` characters, so a marker can arrive split.
+struct InPieces(&'static str, usize);
+
+impl Generator for InPieces {
+    fn describe(&self) -> String {
+        "in-pieces".into()
+    }
+    fn generate(&self, _: &ChatRequest, on_piece: OnPiece<'_>) -> Result<Generation, GenerateError> {
+        let chars: Vec<char> = self.0.chars().collect();
+        for piece in chars.chunks(self.1) {
+            on_piece(&piece.iter().collect::<String>());
+        }
+        Ok(Generation {
+            text: self.0.into(),
+            finish: FinishReason::Stop,
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            first_token: Duration::from_millis(5),
+            elapsed: Duration::from_millis(50),
+        })
+    }
+}
+
+/// The checked answer to `model` over the history context, the same whatever the piece size
+/// of the stream, and the stream shows exactly it.
+fn checked(model: &'static str) -> Result<Written, Box<Fallback>> {
+    let mut first: Option<Result<Written, Box<Fallback>>> = None;
+    for size in 1..=9 {
+        let mut streamed = String::new();
+        let result = write(
+            &InPieces(model, size),
+            vec![],
+            &history_context(),
+            &settings(),
+            Language::Other,
+            Some(&mut |t| streamed.push_str(t)),
+        );
+        match &result {
+            Ok(w) => assert_eq!(streamed, w.text, "{model:?} in pieces of {size}"),
+            Err(_) => assert!(streamed.is_empty(), "{model:?} in pieces of {size}: {streamed:?}"),
+        }
+        match &first {
+            None => first = Some(result),
+            Some(Ok(w)) => {
+                let now = result.as_ref().ok().map(|r| r.text.as_str());
+                assert_eq!(now, Some(w.text.as_str()), "{model:?} in pieces of {size}");
+            }
+            Some(Err(_)) => assert!(result.is_err(), "{model:?} in pieces of {size}"),
+        }
+    }
+    first.unwrap_or_else(|| unreachable!())
+}
+
+#[test]
+fn a_placeholder_marker_is_removed_and_a_real_one_beside_it_kept() {
+    // The issue's own answers, as the 1.5B model wrote them.
+    let w = checked("John Wesley [n][1]").ok().unwrap();
+    assert_eq!(w.text, "John Wesley[1]");
+    assert_eq!(w.citations.iter().map(|c| c.context_n).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(w.info.removed_placeholders, vec!["[n]".to_string()]);
+    // One word states too little to check (a connective's rule): it stays, uncited, without
+    // the placeholder.
+    let w = checked("China [n]").ok().unwrap();
+    assert_eq!(w.text, "China");
+    assert!(w.citations.is_empty());
+}
+
+#[test]
+fn a_sentence_citing_only_placeholders_is_treated_as_uncited() {
+    // Supported: it gets the passage that supports it, as an uncited sentence does.
+    for model in [
+        "Methodism was founded by John Wesley [n].",
+        "Methodism was founded by John Wesley [N].",
+        "Methodism was founded by John Wesley [x].",
+        "Methodism was founded by John Wesley [number].",
+        "Methodism was founded by John Wesley [citation].",
+        "Methodism was founded by John Wesley [source].",
+        "Methodism was founded by John Wesley 【n】.",
+        "Methodism was founded by John Wesley [n] [N].",
+        "Methodism was founded by John Wesley. [n]",
+        "Methodism was founded by John Wesley [?].",
+    ] {
+        let w = checked(model).ok().unwrap_or_else(|| panic!("{model}"));
+        assert_eq!(w.text, "Methodism was founded by John Wesley.[1]", "{model}");
+        assert!(!w.info.removed_placeholders.is_empty(), "{model}");
+    }
+    // Unsupported: left out, as an uncited unsupported sentence is.
+    let fallback = checked("The Great Wall was built by John Wesley [n].").err().unwrap();
+    assert_eq!(fallback.info.unsupported, vec!["The Great Wall was built by John Wesley.".to_string()]);
+    // Chinese, with the brackets of the Chinese prompt.
+    let w = checked("试用期不得超过六个月【n】。").ok().unwrap();
+    assert_eq!(w.text, "试用期不得超过六个月。[1]");
+    assert_eq!(w.citations[0].context_n, 3);
+}
+
+#[test]
+fn markers_in_other_shapes_are_read_as_the_passages_they_name() {
+    for (model, context_n) in [
+        ("The Great Wall runs across northern China 【2】.", vec![2]),
+        ("The Great Wall runs across northern China [passage 2].", vec![2]),
+        ("The Great Wall runs across northern China [资料2].", vec![2]),
+        ("The Great Wall runs across northern China [^2].", vec![2]),
+        ("The Great Wall runs across northern China [1, 2].", vec![1, 2]),
+        ("The Great Wall runs across northern China [1-2].", vec![1, 2]),
+    ] {
+        let w = checked(model).ok().unwrap_or_else(|| panic!("{model}"));
+        assert_eq!(w.citations.iter().map(|c| c.context_n).collect::<Vec<_>>(), context_n, "{model}");
+        assert!(w.info.removed_placeholders.is_empty(), "{model}");
+        assert!(w.text.starts_with("The Great Wall runs across northern China.[1]"), "{model}: {}", w.text);
+    }
+    // A range past the passages: the numbers that name none are removed as dangling.
+    let w = checked("The Great Wall runs across northern China [2-4].").ok().unwrap();
+    assert_eq!(w.info.removed_citations, vec![4]);
+}
+
+#[test]
+fn brackets_that_are_text_stay() {
+    // The prompt's own noun, as the 1.5B model used it in prose, is no marker.
+    let sentence = "根据【资料】，红茶的水温应控制在90-95°C之间。";
+    assert_eq!(split_markers(sentence), (sentence.to_string(), vec![], vec![]));
+    // Code indexing and a bracketed aside are not citation markers.
+    let (claim, markers, placeholders) = split_markers("Read a[i] and items[key] [see below] first [1].");
+    assert_eq!(claim, "Read a[i] and items[key] [see below] first.");
+    assert_eq!(markers, vec![1]);
+    assert!(placeholders.is_empty());
+    // Right after a word only the prompt's own [n] is a placeholder; after a marker any is.
+    let (claim, markers, placeholders) = split_markers("Wesley[n] and Wesley[1][x] and arr[] and Wesley[1, 2].");
+    assert_eq!((claim.as_str(), markers), ("Wesley and Wesley and arr[] and Wesley.", vec![1, 1, 2]));
+    assert_eq!(placeholders, vec!["[n]".to_string(), "[x]".to_string()]);
+}
+
+#[test]
+fn a_placeholder_split_across_pieces_waits_for_its_end() {
+    let mut buffer = "Methodism was founded by John Wesley. 【".to_string();
+    assert!(take_complete(&mut buffer).is_empty(), "a marker may still be arriving");
+    buffer.push('n');
+    assert!(take_complete(&mut buffer).is_empty(), "a marker may still be arriving");
+    buffer.push_str("】 China");
+    assert_eq!(take_complete(&mut buffer), vec!["Methodism was founded by John Wesley.【n】"]);
+    assert_eq!(buffer, " China");
+    let mut buffer = "Methodism was founded by John Wesley. [number".to_string();
+    assert!(take_complete(&mut buffer).is_empty(), "a marker may still be arriving");
+}
