@@ -4,6 +4,7 @@ question, and ask latency p50/p95 (from each answer's timings_ms.total). usage: 
 import json, os, sys
 
 work = sys.argv[1]
+every = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 def load(name):
     o = json.load(open(os.path.join(work, f"{name}.outcomes.json")))
     answers = [json.loads(l) for l in open(os.path.join(work, name, "answers.jsonl"), encoding="utf-8")]
@@ -15,7 +16,11 @@ f = lambda x: "–" if x is None else f"{x:.3f}"
 
 print("# The reader on dev v2 and its leave-gold-out variant\n")
 print("`bench/reader.sh`: BM25 only (`SKILLRAG_EMBED_MODEL=none`), the reader Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
-print("served by llama.cpp (`scripts/setup-reader`), both arms in one run on the same machine.\n")
+print("served by llama.cpp (`scripts/setup-reader`), both arms in one run on the same machine.")
+if every > 1:
+    print(f"A systematic sample: every {every}th question of each bench (`READER_BENCH_EVERY={every}`).")
+
+print()
 print("| measure | dev, no reader | dev, reader | leave-gold-out, no reader | leave-gold-out, reader |")
 print("|---|---:|---:|---:|---:|")
 runs = {n: load(n) for n in ["dev-no", "dev-yes", "lgo-no", "lgo-yes"]}

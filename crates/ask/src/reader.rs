@@ -132,19 +132,19 @@ mod tests {
     #[test]
     fn the_verdict_pools_the_spellings_of_yes_and_no() {
         // yes 0.2 + 是 0.4 against no 0.1 + 否 0.1.
-        let (reader, _) = reader(&[0.2, 0.1, 0.4, 0.1]);
-        let verdict = reader.judge("q", "p").unwrap();
+        let (sure, _) = reader(&[0.2, 0.1, 0.4, 0.1]);
+        let verdict = sure.judge("q", "p").unwrap();
         assert!((verdict.p_answers - 0.75).abs() < 1e-6, "{verdict:?}");
-        assert!(reader.accepts(&verdict));
-        let (reader, _) = reader(&[0.1, 0.6, 0.0, 0.3]);
-        assert!(!reader.accepts(&reader.judge("q", "p").unwrap()));
+        assert!(sure.accepts(&verdict));
+        let (doubtful, _) = reader(&[0.1, 0.6, 0.0, 0.3]);
+        assert!(!doubtful.accepts(&doubtful.judge("q", "p").unwrap()));
     }
 
     #[test]
     fn a_long_passage_is_cut_and_the_question_comes_last() {
-        let (reader, model) = reader(&[1.0, 0.0, 0.0, 0.0]);
+        let (judge, model) = reader(&[1.0, 0.0, 0.0, 0.0]);
         let passage = "很长的段落。".repeat(400);
-        reader.judge("几天？", &passage).unwrap();
+        judge.judge("几天？", &passage).unwrap();
         let prompt = model.prompts.lock().unwrap()[0].clone();
         assert!(prompt.chars().count() < MAX_PASSAGE_CHARS + 200, "{}", prompt.chars().count());
         assert!(prompt.contains("Question: 几天？"));

@@ -467,6 +467,30 @@ fn pinned_engine_waits_for_reopening_to_serve_a_new_index() {
     assert_eq!(served.served_generations()["good"], None);
 }
 
+/// A lock released a moment after indexing starts (as one a forked child holds until its exec)
+/// is waited for; one held on is `Busy`.
+#[test]
+fn a_briefly_held_index_lock_is_waited_for_and_a_held_one_is_busy() {
+    let tmp = project();
+    let lock_path = tmp.path().join(".skillrag/index.lock");
+    fs::create_dir_all(lock_path.parent().unwrap()).unwrap();
+    let hold = |for_ms: u64| {
+        let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).unwrap();
+        file.try_lock().unwrap();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(for_ms));
+            drop(file);
+        })
+    };
+    let released = hold(300);
+    assert!(index(&engine(tmp.path(), None)).skills.iter().all(|s| s.error.is_none()));
+    released.join().unwrap();
+    let held = hold(4000);
+    let error = engine(tmp.path(), None).index(&IndexOptions::default(), &SilentProgress).unwrap_err();
+    assert!(matches!(error, EngineError::Busy(_)), "{error}");
+    held.join().unwrap();
+}
+
 // ---- Integrity: damaged caches and indexes are detected, skipped and repaired. ----
 
 fn rebuild(engine: &Engine) -> IndexReport {

@@ -18,6 +18,8 @@ pub struct Plan {
     pub retrieval_text: String,
     /// The previous turn's topic, when this question reads like a follow-up.
     pub follow_up: Option<FollowUp>,
+    /// `retrieval_text` is the LLM's standalone rewrite of a follow-up.
+    pub rewritten: bool,
 }
 
 /// Plans one turn; `rewriter` is the LLM that rewrites follow-ups, when it may.
@@ -28,12 +30,13 @@ pub fn plan(question: &str, conversation: Option<&Conversation>, rewriter: Optio
         (Some(_), Some(r), Some(c)) => r.standalone(&c.questions(), question, language),
         _ => None,
     };
+    let rewritten = standalone.is_some();
     let retrieval_text = match (&follow_up, standalone) {
         (_, Some(rewritten)) => rewritten,
         (Some(f), None) => format!("{} {}", f.key_terms.join(" "), question),
         (None, None) => question.to_string(),
     };
-    Plan { question: question.to_string(), language, retrieval_text, follow_up }
+    Plan { question: question.to_string(), language, retrieval_text, follow_up, rewritten }
 }
 
 #[cfg(test)]

@@ -16,7 +16,11 @@ use skillrag_embed::Embedder;
 use skillrag_skill::Skill;
 use skillrag_store::{EmbeddingCache, IndexMeta, StoreError};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a busy index lock is tried again before `Busy` ([`lock_state_dir`]).
+const LOCK_PATIENCE: Duration = Duration::from_secs(2);
+const LOCK_RETRY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone, Default)]
 pub struct IndexOptions {
@@ -259,8 +263,17 @@ fn lock_state_dir(state: &Path, progress: &dyn Progress) -> Result<(std::fs::Fil
         .write(true)
         .open(&lock_path)
         .map_err(EngineError::io(&lock_path))?;
-    if lock.try_lock().is_err() {
-        return Err(EngineError::Busy(lock_path.display().to_string()));
+    // A lock just released can still be held for a moment by a child process this one forked
+    // (OCR, a test's server) before its exec closed the inherited descriptor: flock belongs to
+    // the open file, which the child shares until then. So a busy lock is tried again for a
+    // little while before another index is taken to be running.
+    let mut waited = Duration::ZERO;
+    while lock.try_lock().is_err() {
+        if waited >= LOCK_PATIENCE {
+            return Err(EngineError::Busy(lock_path.display().to_string()));
+        }
+        std::thread::sleep(LOCK_RETRY);
+        waited += LOCK_RETRY;
     }
     Ok((lock, repaired))
 }

@@ -240,7 +240,8 @@ fn a_choice_is_read_from_the_first_tokens_log_probabilities() {
     assert!((choice.mass - 0.8).abs() < 1e-4, "{choice:?}");
     assert_eq!(choice.prompt_tokens, 12);
     let request = log.lock().unwrap()[0].clone();
-    assert!(request.contains("\"logprobs\":true") && request.contains("\"max_tokens\":1"), "{request}");
+    let body: Value = serde_json::from_str(request.split("\r\n\r\n").nth(1).unwrap_or_default()).unwrap();
+    assert_eq!((body["logprobs"].as_bool(), body["max_tokens"].as_u64()), (Some(true), Some(1)), "{request}");
 }
 
 #[test]

@@ -240,7 +240,11 @@ impl Router {
             (None, true) => self.probe(engine, &plan.retrieval_text, &route.skills)?,
             (None, false) => self.probe(engine, &format!("{} {}", terms.join(" "), plan.question), &route.skills)?,
         };
-        let helps = route.skills.iter().all(|skill| self.borrowing_helps(follow_up, &alone, &in_context, skill));
+        // The LLM's standalone rewrite is the question with its reference resolved, not borrowed
+        // terms: on the topic it was written for, it is what is searched.
+        let rewrite_on_topic = plan.rewritten && route.skills == follow_up.skills;
+        let helps = rewrite_on_topic
+            || route.skills.iter().all(|skill| self.borrowing_helps(follow_up, &alone, &in_context, skill));
         Ok((route, if helps { in_context } else { alone }))
     }
 
