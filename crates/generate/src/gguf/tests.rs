@@ -167,20 +167,22 @@ fn answers_a_question_greedily() {
     eprintln!("answer {:?}; {:.1} tokens/s", generation.text, generation.tokens_per_second());
 }
 
+/// The choice reads the right tokens' probabilities. The 0.5B test model cannot judge facts (it
+/// says "yes" to "2 + 2 = 5?" as readily as to "2 + 2 = 4?"), so it is told which word to say.
 #[test]
 fn a_choice_is_read_from_the_next_token_distribution() {
     let Some(generator) = generator("a_choice_is_read_from_the_next_token_distribution") else { return };
-    let ask = |question: &str| {
-        let messages = [Message::user(format!("{question} Reply with one word: yes or no."))];
+    let ask = |word: &str| {
+        let messages = [Message::user(format!("Reply with the word {word}."))];
         generator.choose(&messages, &["yes", "no"]).unwrap()
     };
-    let yes = ask("Is Paris the capital of France?");
-    let no = ask("Is Paris the capital of Japan?");
+    let yes = ask("yes");
+    let no = ask("no");
     assert!((yes.probabilities.iter().sum::<f32>() - 1.0).abs() < 1e-4, "{yes:?}");
     assert!(yes.mass > 0.5, "the model wants to say yes or no: {yes:?}");
-    assert!(yes.probabilities[0] > 0.5 && no.probabilities[0] < 0.5, "{yes:?} {no:?}");
+    assert!(yes.probabilities[0] > 0.8 && no.probabilities[0] < 0.5, "{yes:?} {no:?}");
     // The same prompt gives the same verdict: the KV cache does not leak between calls.
-    assert_eq!(ask("Is Paris the capital of France?").probabilities, yes.probabilities);
+    assert_eq!(ask("yes").probabilities, yes.probabilities);
 }
 
 #[test]
