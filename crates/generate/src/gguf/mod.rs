@@ -178,6 +178,22 @@ impl GgufGenerator {
         &self.loaded_from
     }
 
+    /// The token ids of `messages` rendered with the chat template. A prompt that does not fit is
+    /// refused rather than cut: the caller (the context compiler) budgets with
+    /// count_tokens/context_window and knows what to drop.
+    fn prompt_ids(&self, messages: &[Message]) -> Result<Vec<u32>, GenerateError> {
+        let prompt = self.template.render(messages).map_err(GenerateError::Inference)?;
+        let prompt_ids = self.tokenizer.encode_prompt(&prompt).map_err(GenerateError::Inference)?;
+        if prompt_ids.len() >= self.context_window {
+            return Err(GenerateError::Inference(format!(
+                "the prompt takes {} tokens, the model's context window is {} tokens",
+                prompt_ids.len(),
+                self.context_window
+            )));
+        }
+        Ok(prompt_ids)
+    }
+
     /// How long [`GgufGenerator::open`] took (including a first requantization).
     pub fn load_time(&self) -> Duration {
         self.load_time
@@ -239,17 +255,7 @@ impl Generator for GgufGenerator {
 
     fn generate(&self, request: &ChatRequest, on_piece: OnPiece<'_>) -> Result<Generation, GenerateError> {
         let started = Instant::now();
-        let prompt = self.template.render(&request.messages).map_err(GenerateError::Inference)?;
-        let prompt_ids = self.tokenizer.encode_prompt(&prompt).map_err(GenerateError::Inference)?;
-        // A prompt that does not fit is refused rather than cut: the caller (the context
-        // compiler) budgets with count_tokens/context_window and knows what to drop.
-        if prompt_ids.len() >= self.context_window {
-            return Err(GenerateError::Inference(format!(
-                "the prompt takes {} tokens, the model's context window is {} tokens",
-                prompt_ids.len(),
-                self.context_window
-            )));
-        }
+        let prompt_ids = self.prompt_ids(&request.messages)?;
         let sampling = if request.temperature <= 0.0 {
             Sampling::ArgMax
         } else {
@@ -337,15 +343,7 @@ impl Generator for GgufGenerator {
     /// One forward pass over the prompt; the choices' first tokens are read from its last logits.
     fn choose(&self, messages: &[Message], choices: &[&str]) -> Result<Choice, GenerateError> {
         let started = Instant::now();
-        let prompt = self.template.render(messages).map_err(GenerateError::Inference)?;
-        let prompt_ids = self.tokenizer.encode_prompt(&prompt).map_err(GenerateError::Inference)?;
-        if prompt_ids.len() >= self.context_window {
-            return Err(GenerateError::Inference(format!(
-                "the prompt takes {} tokens, the model's context window is {} tokens",
-                prompt_ids.len(),
-                self.context_window
-            )));
-        }
+        let prompt_ids = self.prompt_ids(messages)?;
         // Each choice's token ids: the first token of each spelling (the reply starts with it).
         let mut ids: Vec<Vec<u32>> = Vec::with_capacity(choices.len());
         for choice in choices {
