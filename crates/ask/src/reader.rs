@@ -97,52 +97,67 @@ fn cut(text: &str, max: usize) -> &str {
     }
 }
 
+/// A scripted reader model for tests: each judgement gets the next weights of yes/no/是/否
+/// (`None`: the call fails); the prompts are kept.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use skillrag_generate::{ChatRequest, Choice, Generation, OnPiece};
+pub(crate) mod scripted {
+    use skillrag_generate::{ChatRequest, Choice, GenerateError, Generation, Generator, Message, OnPiece};
     use std::sync::Mutex;
     use std::time::Duration;
 
-    /// A model that answers every judgement with fixed yes/no weights and keeps the prompts.
-    struct Fixed {
-        weights: Vec<f32>,
-        prompts: Mutex<Vec<String>>,
+    #[derive(Default)]
+    pub struct Scripted {
+        pub script: Mutex<Vec<Option<[f32; 4]>>>,
+        pub prompts: Mutex<Vec<String>>,
     }
 
-    impl Generator for Fixed {
+    impl Scripted {
+        pub fn new(script: &[Option<[f32; 4]>]) -> Scripted {
+            Scripted { script: Mutex::new(script.to_vec()), prompts: Mutex::default() }
+        }
+    }
+
+    impl Generator for Scripted {
         fn describe(&self) -> String {
-            "fixed".into()
+            "scripted".into()
         }
         fn generate(&self, _: &ChatRequest, _: OnPiece<'_>) -> Result<Generation, GenerateError> {
             Err(GenerateError::Inference("not used".into()))
         }
         fn choose(&self, messages: &[Message], choices: &[&str]) -> Result<Choice, GenerateError> {
-            assert_eq!(choices.len(), self.weights.len());
+            assert_eq!(choices.len(), 4);
             self.prompts.lock().unwrap().push(messages[1].content.clone());
-            Ok(Choice::from_weights(self.weights.clone(), 10, Duration::ZERO).unwrap())
+            let weights =
+                self.script.lock().unwrap().remove(0).ok_or_else(|| GenerateError::Inference("down".into()))?;
+            Ok(Choice::from_weights(weights.to_vec(), 10, Duration::ZERO).unwrap())
         }
     }
+}
 
-    fn reader(weights: &[f32]) -> (Reader, Arc<Fixed>) {
-        let model = Arc::new(Fixed { weights: weights.to_vec(), prompts: Mutex::default() });
+#[cfg(test)]
+mod tests {
+    use super::scripted::Scripted;
+    use super::*;
+
+    fn reader(weights: [f32; 4]) -> (Reader, Arc<Scripted>) {
+        let model = Arc::new(Scripted::new(&[Some(weights)]));
         (Reader::new(model.clone(), 0.5, 3, 0.5), model)
     }
 
     #[test]
     fn the_verdict_pools_the_spellings_of_yes_and_no() {
         // yes 0.2 + 是 0.4 against no 0.1 + 否 0.1.
-        let (sure, _) = reader(&[0.2, 0.1, 0.4, 0.1]);
+        let (sure, _) = reader([0.2, 0.1, 0.4, 0.1]);
         let verdict = sure.judge("q", "p").unwrap();
         assert!((verdict.p_answers - 0.75).abs() < 1e-6, "{verdict:?}");
         assert!(sure.accepts(&verdict));
-        let (doubtful, _) = reader(&[0.1, 0.6, 0.0, 0.3]);
+        let (doubtful, _) = reader([0.1, 0.6, 0.0, 0.3]);
         assert!(!doubtful.accepts(&doubtful.judge("q", "p").unwrap()));
     }
 
     #[test]
     fn a_long_passage_is_cut_and_the_question_comes_last() {
-        let (judge, model) = reader(&[1.0, 0.0, 0.0, 0.0]);
+        let (judge, model) = reader([1.0, 0.0, 0.0, 0.0]);
         let passage = "很长的段落。".repeat(400);
         judge.judge("几天？", &passage).unwrap();
         let prompt = model.prompts.lock().unwrap()[0].clone();

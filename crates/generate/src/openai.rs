@@ -84,25 +84,13 @@ impl OpenAiGenerator {
 
     fn attempt(&self, body: &Value, on_piece: OnPiece<'_>) -> Result<Generation, Failure> {
         let started = Instant::now();
-        let url = &self.endpoint;
-        let mut call = self.agent.post(url).header("Accept", "text/event-stream");
-        if let Some(key) = &self.config.api_key {
-            call = call.header("Authorization", &format!("Bearer {key}"));
-        }
-        let response = call.send_json(body).map_err(|e| self.transport_failure(e))?;
-        let status = response.status().as_u16();
-        let retry_after = skillrag_http::retry_after(&response);
+        let response = self.post(body, "text/event-stream")?;
         let is_stream = response
             .headers()
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let mut body = response.into_body();
-        if !(200..300).contains(&status) {
-            let text = body.with_config().limit(64 * 1024).read_to_string().unwrap_or_default();
-            let error = GenerateError::Status { url: url.clone(), status, message: error_message(&text) };
-            return Err(Failure::of_status(status, error, retry_after));
-        }
         if !is_stream {
             let text = body
                 .with_config()
@@ -208,28 +196,35 @@ impl OpenAiGenerator {
         })
     }
 
-    /// One non-streamed completion of a single token with its top log-probabilities
-    /// (`logprobs`, as OpenAI, vLLM and llama.cpp's server report them).
-    fn choose_attempt(&self, body: &Value, choices: &[&str]) -> Result<Choice, Failure> {
-        let started = Instant::now();
-        let url = &self.endpoint;
-        let mut call = self.agent.post(url);
+    /// Posts `body` to the endpoint; an HTTP error status is a failure (429 and 5xx retried).
+    fn post(&self, body: &Value, accept: &str) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        let mut call = self.agent.post(&self.endpoint).header("Accept", accept);
         if let Some(key) = &self.config.api_key {
             call = call.header("Authorization", &format!("Bearer {key}"));
         }
         let response = call.send_json(body).map_err(|e| self.transport_failure(e))?;
         let status = response.status().as_u16();
-        let retry_after = skillrag_http::retry_after(&response);
-        let text = response
+        if !(200..300).contains(&status) {
+            let retry_after = skillrag_http::retry_after(&response);
+            let text = response.into_body().with_config().limit(64 * 1024).read_to_string().unwrap_or_default();
+            let error = GenerateError::Status { url: self.endpoint.clone(), status, message: error_message(&text) };
+            return Err(Failure::of_status(status, error, retry_after));
+        }
+        Ok(response)
+    }
+
+    /// One non-streamed completion of a single token with its top log-probabilities
+    /// (`logprobs`, as OpenAI, vLLM and llama.cpp's server report them).
+    fn choose_attempt(&self, body: &Value, choices: &[&str]) -> Result<Choice, Failure> {
+        let started = Instant::now();
+        let url = &self.endpoint;
+        let text = self
+            .post(body, "application/json")?
             .into_body()
             .with_config()
             .limit(4 * 1024 * 1024)
             .read_to_string()
             .map_err(|e| self.read_failure(e.into_io(), 0))?;
-        if !(200..300).contains(&status) {
-            let error = GenerateError::Status { url: url.clone(), status, message: error_message(&text) };
-            return Err(Failure::of_status(status, error, retry_after));
-        }
         let protocol = |message: String| Failure::Final(GenerateError::Protocol { url: url.clone(), message });
         let value: Value =
             serde_json::from_str(&text).map_err(|e| protocol(format!("body is not JSON ({e}): {}", clip(&text))))?;

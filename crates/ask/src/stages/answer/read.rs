@@ -60,29 +60,13 @@ pub fn select(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skillrag_generate::{ChatRequest, Choice, GenerateError, Generation, Generator, Message, OnPiece};
-    use std::sync::{Arc, Mutex};
-    use std::time::Duration;
+    use crate::reader::scripted::Scripted;
+    use std::sync::Arc;
 
-    /// A model whose judgements are scripted: P(yes) for each call in turn; `None` fails.
-    struct Scripted(Mutex<Vec<Option<f32>>>);
-
-    impl Generator for Scripted {
-        fn describe(&self) -> String {
-            "scripted".into()
-        }
-        fn generate(&self, _: &ChatRequest, _: OnPiece<'_>) -> Result<Generation, GenerateError> {
-            Err(GenerateError::Inference("not used".into()))
-        }
-        fn choose(&self, _: &[Message], _: &[&str]) -> Result<Choice, GenerateError> {
-            let next = self.0.lock().unwrap().remove(0);
-            let p = next.ok_or_else(|| GenerateError::Inference("down".into()))?;
-            Ok(Choice::from_weights(vec![p, 1.0 - p, 0.0, 0.0], 1, Duration::ZERO).unwrap())
-        }
-    }
-
+    /// A reader whose verdicts are P(yes) for each call in turn; `None` fails.
     fn reader(script: &[Option<f32>]) -> Reader {
-        Reader::new(Arc::new(Scripted(Mutex::new(script.to_vec()))), 0.5, 3, 0.5)
+        let script: Vec<Option<[f32; 4]>> = script.iter().map(|p| p.map(|p| [p, 1.0 - p, 0.0, 0.0])).collect();
+        Reader::new(Arc::new(Scripted::new(&script)), 0.5, 3, 0.5)
     }
 
     fn candidates(n: usize) -> Vec<Extracted> {
