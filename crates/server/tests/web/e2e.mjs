@@ -154,13 +154,31 @@ const dialogs = [];
 const networkErrors = [];
 let step = 'start';
 
-async function main() {
-  const browser = await chromium.launch({
+/**
+ * Chromium now and then dies while it starts, before any page exists (CI once saw a SIGSEGV at
+ * launch on a loaded machine). That says nothing about the page under test, so the launch alone
+ * is tried up to three times; every later failure still fails the test.
+ */
+async function launchBrowser() {
+  const options = {
     executablePath,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
-  });
+  };
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await chromium.launch(options);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      log(`note Chromium did not start (try ${attempt} of 3): ${String(err && err.message).split('\n')[0]}`);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
+}
+
+async function main() {
+  const browser = await launchBrowser();
   try {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, locale: 'en-US' });
     // The Copy button writes the clipboard; the test reads it back.
