@@ -48,7 +48,8 @@ def load(answers_path, queries_path, bench):
         if q['type'] == 'chitchat':
             continue
         a = answers.get(q['id']) or {'refusal': 'missing'}
-        row = {'id': q['id'], 'bench': bench, 'type': q['type'], 'skill': q.get('skill') or '-', 'answer': a}
+        row = {'id': q['id'], 'bench': bench, 'type': q['type'], 'skill': q.get('skill') or '-', 'answer': a,
+               'gold': q.get('answers') or [], 'gold_sources': set(q.get('gold_sources') or [])}
         answered = not a.get('refusal')
         row['answered'] = answered
         if q['type'] == 'fact':
@@ -160,6 +161,31 @@ def auc(pairs):
     return wins / (len(pos) * len(neg))
 
 
+def missing_fact(rows):
+    """Where a fact row's answer lacks the fact: the first retrieved hit of a gold source that holds
+    it (its rank), or why there is none."""
+    why = Counter()
+    for r in rows:
+        if r['type'] != 'fact' or r['good']:
+            continue
+        a = r['answer']
+        hits = a.get('hits') or []
+        routed = (a.get('route') or {}).get('skills') or []
+        rank = next((i + 1 for i, h in enumerate(hits) if h.get('source') in r['gold_sources']
+                     and any(norm(x) in norm(h.get('text')) for x in r['gold'])), None)
+        if rank is not None:
+            why[f'a gold hit at rank {rank if rank <= 5 else "6–10"} holds the fact'] += 1
+        elif a.get('refusal') and not hits:
+            why['refused before the reader (routing, no evidence)'] += 1
+        elif routed and routed[0] != r['skill']:
+            why['routed to another skill'] += 1
+        elif any(h.get('source') in r['gold_sources'] for h in hits):
+            why['a gold source is retrieved, but no hit of it holds the fact string'] += 1
+        else:
+            why['no gold source among the hits'] += 1
+    return why
+
+
 def main():
     work, dev_q, lgo_q, evidence = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
     judged = load(f'{work}/dev-judged/answers.jsonl', dev_q, 'dev') + load(f'{work}/lgo-judged/answers.jsonl', lgo_q, 'lgo')
@@ -224,6 +250,13 @@ def main():
     print(f"- fitted on every row: bias {full[0]:.2f}, logit P {full[1]:.2f}, coverage {full[2]:.2f}")
     calls = [r['calls'] for r in usable]
     print(f"- reader calls per judged question: {sum(calls) / max(1, len(calls)):.2f}")
+    facts = [r for r in judged if r['type'] == 'fact']
+    print('\n## Where the fact is missing (fact rows whose chosen answer lacks it, both benches)\n')
+    print('| why | rows | share of fact rows |')
+    print('|---|---:|---:|')
+    for why, count in sorted(missing_fact(judged).items()):
+        print(f'| {why} | {count} | {count / len(facts):.3f} |')
+
 
 
 if __name__ == '__main__':
