@@ -30,7 +30,7 @@ run lgo-plain "$work/lgo" plain
 run dev-judged "$shared/bench/dev" judged
 run lgo-judged "$work/lgo" judged
 # The evidence threshold tune fitted for dev v2 (the lexical decision the reader is set beside).
-router="$(find "$work" -path '*dev*' -name router.json | head -1)"
+router="$(find "$work/project" -path '*/eval/dev/router.json' | head -1)"
 evidence="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["evidence"])' "$router")"
 python3 "$here/bench/reader_calibration.py" "$work" "$shared/bench/dev/queries.jsonl" "$work/lgo/queries.jsonl" "$evidence" \
   >"$here/bench/results/reader-calibration.md"
