@@ -31,6 +31,7 @@ import unicodedata
 import re
 from collections import Counter, defaultdict
 
+# outcomes.py's rule for "the answer holds a gold string".
 norm = lambda s: re.sub(r'\s+', '', unicodedata.normalize('NFKC', s or '')).lower()
 
 
@@ -194,11 +195,9 @@ def main():
 
     # Cross-validated by skill: each skill's rows decided by a model fitted on the others'.
     joint = {}
-    betas = {}
     for skill in sorted({r['skill'] for r in usable}):
         train = [r for r in usable if r['skill'] != skill]
         beta = fit_logistic([features(r) for r in train], [1 if r['good'] else 0 for r in train])
-        betas[skill] = beta
         for r in usable:
             if r['skill'] == skill:
                 joint[r['id'] + r['bench']] = predict(beta, features(r))

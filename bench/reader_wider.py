@@ -18,13 +18,11 @@ usage: reader_wider.py WORK_DIR DEV_QUERIES LGO_QUERIES READER_URL [EVERY] [HITS
 """
 import json
 import math
-import re
 import sys
-import unicodedata
 import urllib.request
 from collections import Counter
 
-norm = lambda s: re.sub(r'\s+', '', unicodedata.normalize('NFKC', s or '')).lower()
+from reader_calibration import norm  # outcomes.py's rule, kept in one place for both studies
 
 # As in crates/ask/src/reader.rs.
 SYSTEM = ("You check whether a passage answers a question. Answer yes only if the passage itself "
