@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The reader (docs/design.md §4.9) measured by outcome, as a user sees it: dev v2 and its
 # leave-gold-out variant (../shared/tools/leave-gold-out.py, default share and seed), each asked
-# without and with the reader in one run, BM25 only (the baseline), scored per skill by
-# ../shared/tools/outcomes.py; plus reader calls per question and ask p50/p95.
+# without the reader, with the reader judging the extractive candidates only ([reader] passages = 0)
+# with the reader as shipped (the candidates, then the first retrieved passage) and with two
+# passages ([reader] passages = 2), in one run,
+# BM25 only (the baseline), scored per skill by ../shared/tools/outcomes.py; plus reader
+# calls per question and ask p50/p95.
 #
 #   bench/reader.sh [SKILLRAG_BINARY]       (the reader server: scripts/setup-reader)
 #
@@ -26,17 +29,21 @@ sample() { # BENCH OUT: the bench's skills, every Nth question
 }
 sample "$shared/bench/dev" "$work/dev-bench"
 sample "$work/lgo" "$work/lgo-bench"
-run() { # NAME BENCH READER(yes|no)
-  local name="$1" bench="$2" flag=()
-  [ "$3" = no ] && flag=(--no-reader)
+run() { # NAME BENCH ARM(no|candidates|yes|passages2)
+  local name="$1" bench="$2" flag=() env=(SKILLRAG_EMBED_MODEL=none SKILLRAG_READER="$SKILLRAG_READER")
+  case "$3" in
+    no) flag=(--no-reader) ;;
+    candidates) env+=(SKILLRAG_READER_PASSAGES=0) ;;
+    passages2) env+=(SKILLRAG_READER_PASSAGES=2) ;;
+  esac
   mkdir -p "$work/project"
-  SKILLRAG_EMBED_MODEL=none SKILLRAG_READER="$SKILLRAG_READER" \
-    "$bin" -C "$work/project" eval "$bench" --out "$work/$name" "${flag[@]}" >/dev/null 2>"$work/$name.log"
+  echo "reader.sh: $name" >&2
+  env "${env[@]}" "$bin" -C "$work/project" eval "$bench" --out "$work/$name" "${flag[@]}" >/dev/null 2>"$work/$name.log"
   python3 "$shared/tools/outcomes.py" "$work/$name/answers.jsonl" "$bench/queries.jsonl" --json >"$work/$name.outcomes.json"
 }
-for reader in no yes; do
-  run "dev-$reader" "$work/dev-bench" "$reader"
-  run "lgo-$reader" "$work/lgo-bench" "$reader"
+for arm in no candidates yes passages2; do
+  run "dev-$arm" "$work/dev-bench" "$arm"
+  run "lgo-$arm" "$work/lgo-bench" "$arm"
 done
 python3 "$here/bench/reader_report.py" "$work" "$every" >"$here/bench/results/reader.md"
 cat "$here/bench/results/reader.md"

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""bench/reader.sh's report: outcomes per skill without and with the reader, reader calls per
-question, and ask latency p50/p95 (from each answer's timings_ms.total). usage: reader_report.py WORK"""
+"""bench/reader.sh's report: outcomes per skill without the reader, with it judging the extractive
+candidates only, as shipped (the candidates, then the first passage) and with two passages; reader
+calls per question, ask latency p50/p95 (from each answer's timings_ms.total), and the rows each
+arm moves against the candidates-only one. usage: reader_report.py WORK [EVERY]"""
 import json, os, sys
 
 work = sys.argv[1]
@@ -16,14 +18,19 @@ f = lambda x: "–" if x is None else f"{x:.3f}"
 
 print("# The reader on dev v2 and its leave-gold-out variant\n")
 print("`bench/reader.sh`: BM25 only (`SKILLRAG_EMBED_MODEL=none`), the reader Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
-print("served by llama.cpp (`scripts/setup-reader`), both arms in one run on the same machine.")
+print("served by llama.cpp (`scripts/setup-reader`), all arms on the same machine. Arms: no reader; the reader")
+print("judging the extractive candidates only (`[reader] passages = 0`); the reader as shipped (the")
+print("candidates, then the first retrieved passage whole: `passages = 1`); two passages (`passages = 2`).")
 if every > 1:
-    print(f"A systematic sample: every {every}th question of each bench (`READER_BENCH_EVERY={every}`).")
+    print(f"A systematic sample: one question in {every} of each bench (`READER_BENCH_EVERY={every}`).")
 
 print()
-print("| measure | dev, no reader | dev, reader | leave-gold-out, no reader | leave-gold-out, reader |")
-print("|---|---:|---:|---:|---:|")
-runs = {n: load(n) for n in ["dev-no", "dev-yes", "lgo-no", "lgo-yes"]}
+ARMS = {"no": "no reader", "candidates": "reader, candidates", "yes": "reader, + 1 passage (shipped)",
+        "passages2": "reader, + 2 passages"}
+names = [f"{b}-{a}" for b in ("dev", "lgo") for a in ARMS]
+print("| measure | " + " | ".join(("dev" if n.startswith("dev") else "leave-gold-out") + ", " + ARMS[n[4:]] for n in names) + " |")
+print("|---|" + "---:|" * len(names))
+runs = {n: load(n) for n in names}
 rows = [("answerable: answered with the fact", "fact_right"), ("answerable: refused", "fact_refused"),
         ("answerable: answered without the fact", "fact_wrong"), ("unanswerable: answered anyway", "unans_answered"),
         ("out of scope: answered anyway", "oos_answered")]
@@ -40,10 +47,45 @@ print("| questions that call the reader | " + " | ".join(f"{runs[n][2]['called']
 print("| reader calls per calling question | " + " | ".join(f"{runs[n][2]['calls']:.2f}" for n in runs) + " |")
 print("| ask p50 / p95 (s) | " + " | ".join(f"{runs[n][2]['p50']:.2f} / {runs[n][2]['p95']:.2f}" for n in runs) + " |")
 print("\n## Per skill (answered with the fact · refused · unanswerable answered anyway)\n")
-print("| skill | dev, no reader | dev, reader | leave-gold-out answered anyway, no reader → reader |")
-print("|---|---|---|---|")
+print("| skill | dev, " + " | dev, ".join(ARMS.values()) + " | leave-gold-out answered anyway, " + " → ".join(ARMS.values()) + " |")
+print("|---|" + "---|" * (len(ARMS) + 1))
 skills = sorted(set(runs["dev-no"][0]["per_skill"]) | set(runs["lgo-no"][0]["per_skill"]))
 for s in skills:
     cell = lambda n: (lambda d: f"{f(d['fact_right'])} · {f(d['fact_refused'])} · {f(d['unans_answered'])}")(runs[n][0]["per_skill"].get(s, {"fact_right": None, "fact_refused": None, "unans_answered": None}))
     lg = lambda n: f(runs[n][0]["per_skill"].get(s, {}).get("unans_answered"))
-    print(f"| {s} | {cell('dev-no')} | {cell('dev-yes')} | {lg('lgo-no')} → {lg('lgo-yes')} |")
+    print(f"| {s} | " + " | ".join(cell(f"dev-{a}") for a in ARMS) + " | " + " → ".join(lg(f"lgo-{a}") for a in ARMS) + " |")
+
+# Paired: the same rows under two arms, so a change is counted row by row (McNemar's view) rather
+# than read off two shares of a small sample.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reader_calibration import norm  # outcomes.py's gold-string rule
+
+
+def outcome(q, a):
+    if a is None or a.get("refusal"):
+        return "refused"
+    if q["type"] == "fact":
+        return "right" if any(norm(x) in norm(a.get("answer")) for x in q["answers"]) else "wrong"
+    return "answered"
+
+
+print("\n## Paired: rows whose outcome changes from the candidates-only reader\n")
+print("| arm | bench | fact rows now answered with the fact | fact rows no longer | unanswerable / out of scope rows now answered | no longer |")
+print("|---|---|---:|---:|---:|---:|")
+for arm in ("yes", "passages2"):
+    for bench in ("dev", "lgo"):
+        queries = [json.loads(l) for l in open(os.path.join(work, f"{bench}-bench", "queries.jsonl"), encoding="utf-8")]
+        by_id = {a: {x.get("id"): x for x in runs[f"{bench}-{a}"][1]} for a in ("candidates", arm)}
+        n = {"gain": 0, "loss": 0, "bad_gain": 0, "bad_loss": 0}
+        for q in queries:
+            if q["type"] == "chitchat":
+                continue
+            before, after = (outcome(q, by_id[a].get(q["id"])) for a in ("candidates", arm))
+            if q["type"] == "fact":
+                n["gain"] += after == "right" and before != "right"
+                n["loss"] += before == "right" and after != "right"
+            else:
+                n["bad_gain"] += after == "answered" and before != "answered"
+                n["bad_loss"] += before == "answered" and after != "answered"
+        label = "dev" if bench == "dev" else "leave-gold-out"
+        print(f"| {ARMS[arm]} | {label} | {n['gain']} | {n['loss']} | {n['bad_gain']} | {n['bad_loss']} |")

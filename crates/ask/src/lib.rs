@@ -100,7 +100,7 @@ impl Assistant {
     /// The assistant with `model` as its reader (`None`: without one), set up by `[reader]`.
     pub fn with_reader(mut self, model: Option<Arc<dyn Generator>>) -> Assistant {
         let c = &self.engine.project.config.reader;
-        self.reader = model.map(|m| Reader::new(m, c.threshold, c.max_calls, c.band));
+        self.reader = model.map(|m| Reader::new(m, c.threshold, c.max_calls, c.passages, c.band));
         self
     }
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 /// Passages longer than this are cut for the reader: reading the prompt is most of its time on a
 /// CPU (about 100 tokens a second on two cores), and the answer a user reads is rarely longer.
-const MAX_PASSAGE_CHARS: usize = 900;
+pub const MAX_PASSAGE_CHARS: usize = 900;
 
 /// The instruction. Without its second and third sentences the 1.5B reader says "yes" to a
 /// passage about a neighbouring item (white tea for a question about green tea: P(yes) 0.50 →
@@ -29,8 +29,11 @@ pub struct Reader {
     /// The decision threshold on P(the passage answers). 0.5 is the Bayes decision for a
     /// calibrated yes/no with equal costs.
     pub threshold: f32,
-    /// Most candidate answers judged for one question (the calls one question may cost).
+    /// Most extractive candidates judged for one question.
     pub max_calls: usize,
+    /// The first retrieved passages judged as answers of their own after the candidates; a
+    /// question costs at most `max_calls + passages` calls.
+    pub passages: usize,
     /// Evidence below the fitted threshold but at least this share of it is kept for the reader
     /// to judge (it must then accept an answer); 1 = only answers the evidence accepts are judged.
     pub band: f32,
@@ -45,8 +48,8 @@ pub struct Verdict {
 }
 
 impl Reader {
-    pub fn new(model: Arc<dyn Generator>, threshold: f32, max_calls: usize, band: f32) -> Reader {
-        Reader { model, threshold, max_calls: max_calls.max(1), band: band.clamp(0.0, 1.0) }
+    pub fn new(model: Arc<dyn Generator>, threshold: f32, max_calls: usize, passages: usize, band: f32) -> Reader {
+        Reader { model, threshold, max_calls: max_calls.max(1), passages, band: band.clamp(0.0, 1.0) }
     }
 
     /// The model, to hand on when the project is reopened.
@@ -141,7 +144,7 @@ mod tests {
 
     fn reader(weights: [f32; 4]) -> (Reader, Arc<Scripted>) {
         let model = Arc::new(Scripted::new(&[Some(weights)]));
-        (Reader::new(model.clone(), 0.5, 3, 0.5), model)
+        (Reader::new(model.clone(), 0.5, 3, 0, 0.5), model)
     }
 
     #[test]

@@ -13,8 +13,11 @@ pub struct ReaderConfig {
     pub model: String,
     /// The reader's "yes" is taken above this probability that the answer answers the question.
     pub threshold: f32,
-    /// Most candidate answers judged for one question.
+    /// Most extractive candidate answers judged for one question.
     pub max_calls: usize,
+    /// The first retrieved passages also judged as answers of their own, after the extractive
+    /// candidates (the passage-level evaluator of Corrective RAG); 0 = candidates only.
+    pub passages: usize,
     /// With a reader, evidence below the fitted threshold but at least this share of it is kept
     /// for the reader to judge, instead of being refused at once; 1 = the reader only checks
     /// answers the lexical evidence already accepts.
@@ -25,7 +28,7 @@ pub struct ReaderConfig {
 
 impl Default for ReaderConfig {
     fn default() -> Self {
-        ReaderConfig { model: String::new(), threshold: 0.5, max_calls: 3, band: 0.5, timeout_secs: 30 }
+        ReaderConfig { model: String::new(), threshold: 0.5, max_calls: 3, passages: 1, band: 0.5, timeout_secs: 30 }
     }
 }
 

@@ -8,12 +8,14 @@
 //! are never quoted, nor are questions, headings or table headers.
 
 use super::expect::{expected, values};
+use super::read::Extracted;
 use super::units::{is_list_item, units, Surroundings, Unit, UnitKind};
 use super::{Part, Side};
 use crate::base::contract::{marker_len, Citation, Context};
 use crate::base::evidence::TermStats;
 use crate::base::messages;
 use crate::base::question::Question;
+use crate::reader::MAX_PASSAGE_CHARS;
 use skillrag_core::{is_bmp_east_asian_or_fullwidth_form, Hit, Language};
 use std::collections::{HashMap, HashSet};
 
@@ -97,6 +99,41 @@ pub fn candidates(
         // Two units of one passage can show the same text (a unit within an article).
         if !out.iter().any(|(text, _)| *text == answer.0) {
             out.push(answer);
+        }
+    }
+    out
+}
+
+/// The first `max` retrieved passages as answers of their own, in retrieval order: each passage's
+/// units shown whole, cited, up to about what the reader reads of it. These are the passages a
+/// Corrective-RAG evaluator judges; they answer when the unit that holds the fact is not one of the
+/// extractive candidates (the neighbouring article of the same chunk was scored higher).
+pub fn passages(context: &Context, surroundings: &[Surroundings], hits: &[Hit], max: usize) -> Vec<Extracted> {
+    let mut out = Vec::new();
+    for hit in hits {
+        if out.len() >= max {
+            break;
+        }
+        let Some(i) = context.pieces.iter().position(|p| p.chunk_id == hit.chunk_id) else { continue };
+        let Some(around) = surroundings.get(i) else { continue };
+        let mut parts: Vec<String> = Vec::new();
+        let (mut chars, mut end) = (0, 0);
+        // `units` gives the units that overlap the passage, whole, in text order; runs of
+        // sentences overlap each other, so a unit that begins inside the last one shown is passed.
+        for unit in units(around) {
+            if chars >= MAX_PASSAGE_CHARS {
+                break;
+            }
+            if unit.range.start < end {
+                continue;
+            }
+            end = unit.range.end;
+            let text = with_marker(&shown(&unit), unit.kind, 1);
+            chars += text.chars().count();
+            parts.push(text);
+        }
+        if !parts.is_empty() {
+            out.push((parts.join("\n\n"), vec![Citation { n: 1, ..context.pieces[i].citation() }]));
         }
     }
     out
@@ -577,6 +614,37 @@ mod tests {
         assert!(text.contains("试用期不得超过六个月。") && text.contains("只能约定一次试用期。[1]"), "{text}");
         assert!(!text.contains("第十七条 "), "{text}");
         assert_eq!((citations.len(), citations[0].n, citations[0].context_n), (1, 1, 1));
+    }
+
+    #[test]
+    fn passages_come_whole_in_retrieval_order_each_with_its_own_citation() {
+        let pieces = vec![
+            piece(1, "references", "a.md", "第二章", ARTICLES),
+            piece(2, "references", "b.md", "年休假", "第三条 职工累计工作已满1年不满10年的，年休假5天。"),
+        ];
+        let surroundings: Vec<Surroundings> = pieces.iter().map(|p| Surroundings::alone(&p.text, false)).collect();
+        let context = Context { pieces, ..Default::default() };
+        // Hit 9 is not in the context: it is passed over, and `max` counts passages given.
+        let hits: Vec<Hit> = [2, 9, 1].iter().map(|&id| hit(id)).collect();
+        let given = passages(&context, &surroundings, &hits, 2);
+        assert_eq!(given.len(), 2);
+        assert_eq!(given[0].0, "第三条 职工累计工作已满1年不满10年的，年休假5天。[1]");
+        assert_eq!((given[0].1.len(), given[0].1[0].n, given[0].1[0].context_n), (1, 1, 2));
+        // Every unit of the passage, each cited: 第十七条, 第十九条 with its paragraph.
+        assert!(
+            given[1].0.starts_with("第十七条 劳动合同除前款规定") && given[1].0.contains("其他事项。[1]\n\n第十九条")
+        );
+        assert!(given[1].0.ends_with("只能约定一次试用期。[1]"), "{}", given[1].0);
+        assert_eq!(given[1].1[0].source, "a.md");
+        // A paragraph's runs of sentences overlap: each sentence is shown once.
+        let prose = "The router has four ports. Each port is gigabit. The fan is silent. It has no battery.";
+        let one = vec![piece(1, "references", "p.md", "Ports", prose)];
+        let around = vec![Surroundings::alone(prose, false)];
+        let shown = passages(&Context { pieces: one, ..Default::default() }, &around, &[hit(1)], 1);
+        assert_eq!(shown[0].0.matches("Each port is gigabit").count(), 1, "{}", shown[0].0);
+        assert!(shown[0].0.contains("It has no battery."), "{}", shown[0].0);
+        assert_eq!(passages(&context, &surroundings, &hits, 1).len(), 1);
+        assert!(passages(&context, &surroundings, &hits, 0).is_empty());
     }
 
     #[test]

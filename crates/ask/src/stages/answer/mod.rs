@@ -95,7 +95,16 @@ pub fn answer(
     let outcome = settle(written, rescued, language, || {
         let max = reader.map_or(1, |r| r.max_calls);
         let candidates = match (parts, sides) {
-            ([], []) => extract::candidates(question, stats, context, surroundings, hits, max, reader.is_some()),
+            ([], []) => {
+                let mut candidates =
+                    extract::candidates(question, stats, context, surroundings, hits, max, reader.is_some());
+                for passage in extract::passages(context, surroundings, hits, reader.map_or(0, |r| r.passages)) {
+                    if !candidates.iter().any(|c| c.0 == passage.0) {
+                        candidates.push(passage);
+                    }
+                }
+                candidates
+            }
             ([], sides) => extract::extract_sides(sides, context, surroundings, hits, language)
                 .or_else(|| extract::extract(question, stats, context, surroundings, hits))
                 .into_iter()

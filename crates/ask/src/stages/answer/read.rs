@@ -21,7 +21,7 @@ pub fn select(
 ) -> (Option<Extracted>, ReaderInfo) {
     let mut info = ReaderInfo { model: reader.describe(), weak_evidence: weak, ..Default::default() };
     let mut chosen: Option<(usize, f32)> = None;
-    for (i, candidate) in candidates.iter().enumerate().take(reader.max_calls) {
+    for (i, candidate) in candidates.iter().enumerate().take(reader.max_calls + reader.passages) {
         match reader.judge(question, &candidate.0) {
             Ok(verdict) => {
                 info.ms += verdict.ms;
@@ -65,8 +65,12 @@ mod tests {
 
     /// A reader whose verdicts are P(yes) for each call in turn; `None` fails.
     fn reader(script: &[Option<f32>]) -> Reader {
+        reader_with_passages(script, 0)
+    }
+
+    fn reader_with_passages(script: &[Option<f32>], passages: usize) -> Reader {
         let script: Vec<Option<[f32; 4]>> = script.iter().map(|p| p.map(|p| [p, 1.0 - p, 0.0, 0.0])).collect();
-        Reader::new(Arc::new(Scripted::new(&script)), 0.5, 3, 0.5)
+        Reader::new(Arc::new(Scripted::new(&script)), 0.5, 3, passages, 0.5)
     }
 
     fn candidates(n: usize) -> Vec<Extracted> {
@@ -88,6 +92,14 @@ mod tests {
         let (pick, info) = select(&reader(&[Some(0.1), Some(0.2), Some(0.3), Some(0.9)]), "q", candidates(5), false);
         assert_eq!(pick, None);
         assert_eq!((info.decision.as_str(), info.verdicts.len()), ("refused", 3));
+    }
+
+    #[test]
+    fn passages_after_the_candidates_are_judged_within_their_own_calls() {
+        let script = [Some(0.1), Some(0.2), Some(0.3), Some(0.4), Some(0.7), Some(0.9)];
+        let (pick, info) = select(&reader_with_passages(&script, 2), "q", candidates(6), false);
+        assert_eq!(pick.map(|p| p.0).as_deref(), Some("answer 5[1]"));
+        assert_eq!((info.chosen, info.verdicts.len()), (Some(5), 5), "3 candidates + 2 passages");
     }
 
     #[test]
