@@ -5,6 +5,8 @@ calls per question, ask latency p50/p95 (from each answer's timings_ms.total), a
 arm moves against the candidates-only one. usage: reader_report.py WORK [EVERY]"""
 import json, os, sys
 
+from reader_calibration import norm  # outcomes.py's gold-string rule, kept in one place for the reader studies
+
 work = sys.argv[1]
 every = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 def load(name):
@@ -57,10 +59,6 @@ for s in skills:
 
 # Paired: the same rows under two arms, so a change is counted row by row (McNemar's view) rather
 # than read off two shares of a small sample.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reader_calibration import norm  # outcomes.py's gold-string rule
-
-
 def outcome(q, a):
     if a is None or a.get("refusal"):
         return "refused"
