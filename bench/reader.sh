@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The reader (docs/design.md §4.9) measured by outcome, as a user sees it: dev v2 and its
 # leave-gold-out variant (../shared/tools/leave-gold-out.py, default share and seed), each asked
-# without the reader, with the reader judging the extractive candidates only ([reader] passages = 0)
-# with the reader as shipped (the candidates, then the first retrieved passage) and with two
-# passages ([reader] passages = 2), in one run,
+# without the reader, with the reader as shipped (the extractive candidates only: [reader]
+# passages = 0), and with the first one or two retrieved passages judged too (passages = 1, 2),
+# in one run,
 # BM25 only (the baseline), scored per skill by ../shared/tools/outcomes.py; plus reader
 # calls per question and ask p50/p95.
 #
@@ -29,11 +29,12 @@ sample() { # BENCH OUT: the bench's skills, every Nth question
 }
 sample "$shared/bench/dev" "$work/dev-bench"
 sample "$work/lgo" "$work/lgo-bench"
-run() { # NAME BENCH ARM(no|candidates|yes|passages2)
+run() { # NAME BENCH ARM(no|candidates|passages1|passages2)
   local name="$1" bench="$2" flag=() env=(SKILLRAG_EMBED_MODEL=none SKILLRAG_READER="$SKILLRAG_READER")
   case "$3" in
     no) flag=(--no-reader) ;;
     candidates) env+=(SKILLRAG_READER_PASSAGES=0) ;;
+    passages1) env+=(SKILLRAG_READER_PASSAGES=1) ;;
     passages2) env+=(SKILLRAG_READER_PASSAGES=2) ;;
   esac
   mkdir -p "$work/project"
@@ -41,7 +42,7 @@ run() { # NAME BENCH ARM(no|candidates|yes|passages2)
   env "${env[@]}" "$bin" -C "$work/project" eval "$bench" --out "$work/$name" "${flag[@]}" >/dev/null 2>"$work/$name.log"
   python3 "$shared/tools/outcomes.py" "$work/$name/answers.jsonl" "$bench/queries.jsonl" --json >"$work/$name.outcomes.json"
 }
-for arm in no candidates yes passages2; do
+for arm in no candidates passages1 passages2; do
   run "dev-$arm" "$work/dev-bench" "$arm"
   run "lgo-$arm" "$work/lgo-bench" "$arm"
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/reader.sh's report: outcomes per skill without the reader, with it judging the extractive
-candidates only, as shipped (the candidates, then the first passage) and with two passages; reader
+candidates only (as shipped), and with the first one or two retrieved passages judged too; reader
 calls per question, ask latency p50/p95 (from each answer's timings_ms.total), and the rows each
 arm moves against the candidates-only one. usage: reader_report.py WORK [EVERY]"""
 import json, os, sys
@@ -21,13 +21,13 @@ f = lambda x: "–" if x is None else f"{x:.3f}"
 print("# The reader on dev v2 and its leave-gold-out variant\n")
 print("`bench/reader.sh`: BM25 only (`SKILLRAG_EMBED_MODEL=none`), the reader Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
 print("served by llama.cpp (`scripts/setup-reader`), all arms on the same machine. Arms: no reader; the reader")
-print("judging the extractive candidates only (`[reader] passages = 0`); the reader as shipped (the")
-print("candidates, then the first retrieved passage whole: `passages = 1`); two passages (`passages = 2`).")
+print("judging the extractive candidates only (`[reader] passages = 0`, as shipped); the candidates, then")
+print("the first retrieved passage whole (`passages = 1`); then two passages (`passages = 2`).")
 if every > 1:
     print(f"A systematic sample: one question in {every} of each bench (`READER_BENCH_EVERY={every}`).")
 
 print()
-ARMS = {"no": "no reader", "candidates": "reader, candidates", "yes": "reader, + 1 passage (shipped)",
+ARMS = {"no": "no reader", "candidates": "reader, candidates (shipped)", "passages1": "reader, + 1 passage",
         "passages2": "reader, + 2 passages"}
 names = [f"{b}-{a}" for b in ("dev", "lgo") for a in ARMS]
 print("| measure | " + " | ".join(("dev" if n.startswith("dev") else "leave-gold-out") + ", " + ARMS[n[4:]] for n in names) + " |")
@@ -70,7 +70,7 @@ def outcome(q, a):
 print("\n## Paired: rows whose outcome changes from the candidates-only reader\n")
 print("| arm | bench | fact rows now answered with the fact | fact rows no longer | unanswerable / out of scope rows now answered | no longer |")
 print("|---|---|---:|---:|---:|---:|")
-for arm in ("yes", "passages2"):
+for arm in ("passages1", "passages2"):
     for bench in ("dev", "lgo"):
         queries = [json.loads(l) for l in open(os.path.join(work, f"{bench}-bench", "queries.jsonl"), encoding="utf-8")]
         by_id = {a: {x.get("id"): x for x in runs[f"{bench}-{a}"][1]} for a in ("candidates", arm)}

@@ -16,7 +16,8 @@ pub struct ReaderConfig {
     /// Most extractive candidate answers judged for one question.
     pub max_calls: usize,
     /// The first retrieved passages also judged as answers of their own, after the extractive
-    /// candidates (the passage-level evaluator of Corrective RAG); 0 = candidates only.
+    /// candidates (the passage-level evaluator of Corrective RAG); 0 = candidates only, the default:
+    /// measured on dev v2 it answers more with the fact but also more unanswerable questions.
     pub passages: usize,
     /// With a reader, evidence below the fitted threshold but at least this share of it is kept
     /// for the reader to judge, instead of being refused at once; 1 = the reader only checks
@@ -28,7 +29,7 @@ pub struct ReaderConfig {
 
 impl Default for ReaderConfig {
     fn default() -> Self {
-        ReaderConfig { model: String::new(), threshold: 0.5, max_calls: 3, passages: 1, band: 0.5, timeout_secs: 30 }
+        ReaderConfig { model: String::new(), threshold: 0.5, max_calls: 3, passages: 0, band: 0.5, timeout_secs: 30 }
     }
 }
 
