@@ -118,6 +118,107 @@ fn documents_are_uploaded_listed_and_deleted_with_a_reindex() {
 }
 
 #[test]
+fn skills_are_created_edited_and_deleted_through_the_api() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let skills_dir = project.path().join("skills");
+    let form = json!({
+        "name": "coffee-brewing",
+        "description": "Brewing coffee at home: grind size, water temperature, ratios: espresso and pour-over.",
+        "triggers": ["espresso", "pour-over", "grind size"],
+        "boundary": "Supports: brewing coffee at home.\nDoes not support: buying machines.",
+        "examples": ["What grind size is right for espresso?", "How hot should the water be for pour-over?"],
+        "instructions": "Answer from the brewing guide and cite it.",
+    });
+
+    // A form that would not read back as asked is refused by field; nothing is written.
+    for (change, field) in [
+        (json!({"name": "Coffee Brewing"}), "name"),
+        (json!({"triggers": ["espresso, latte"]}), "triggers"),
+        (json!({"examples": ["one\ntwo"]}), "examples"),
+        (json!({"description": " "}), "description"),
+    ] {
+        let mut body = form.clone();
+        body.as_object_mut().unwrap().extend(change.as_object().unwrap().clone());
+        let (status, reply) = server.post_json("/v1/skills", body);
+        assert_eq!(status, 422, "{reply}");
+        assert_eq!(reply["error"]["field"], field, "{reply}");
+    }
+    let (status, reply) = server.post_json("/v1/skills", json!({"name": "x", "description": "d", "colour": "red"}));
+    assert_eq!(status, 422, "unknown fields are refused: {reply}");
+    assert!(!skills_dir.join("coffee-brewing").exists());
+
+    // Created whole, indexed, and served at once.
+    let (status, created) = server.post_json("/v1/skills", form.clone());
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["path"], "skills/coffee-brewing/SKILL.md", "{created}");
+    assert_eq!(server.wait_for_job(created["job"]["id"].as_u64().unwrap())["state"], "done");
+    assert!(skills_dir.join("coffee-brewing/knowledge").is_dir());
+    let (status, card) = server.get_json("/v1/skills/coffee-brewing");
+    assert_eq!(status, 200, "{card}");
+    let lint = run(project.path(), &["lint", "coffee-brewing"]);
+    assert!(lint.status.success(), "{}", common::stderr(&lint));
+    let (status, reply) = server.post_json("/v1/skills", form.clone());
+    assert_eq!(status, 409, "{reply}");
+
+    // Knowledge uploaded into it answers, cited.
+    let guide =
+        b"# Espresso\n\nFor espresso, grind the beans fine, like table salt, and pull 18 g in 25 to 30 seconds.\n";
+    let (status, body) = server.upload("/v1/skills/coffee-brewing/documents", &[("espresso.md", guide)]);
+    assert_eq!(status, 202, "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    let (status, answer) = server
+        .post_json("/v1/ask", json!({"query": "What grind size is right for espresso?", "skill": "coffee-brewing"}));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["citations"][0]["source"], "knowledge/espresso.md", "{answer}");
+
+    // SKILL.md read and written as text; a file lint finds an error in is refused with its lines.
+    let (status, text, headers) = server.get("/v1/skills/coffee-brewing/skill-md");
+    assert_eq!(status, 200);
+    assert!(headers.iter().any(|(k, v)| k == "content-type" && v.starts_with("text/markdown")), "{headers:?}");
+    assert!(text.contains("name: coffee-brewing") && text.contains("## Examples"), "{text}");
+    let renamed = text.replace("name: coffee-brewing", "name: tea-time");
+    let (status, reply) = server.put_text("/v1/skills/coffee-brewing/skill-md", &renamed);
+    assert_eq!(status, 422, "{reply}");
+    let diagnostics = reply["error"]["diagnostics"].as_array().unwrap();
+    assert!(
+        diagnostics.iter().any(|d| d["severity"] == "error" && d["message"].as_str().unwrap().contains("folder name")),
+        "{reply}"
+    );
+    assert!(!reply.to_string().contains(project.path().to_str().unwrap()), "no server paths: {reply}");
+    let (status, reply) = server.put_text("/v1/skills/coffee-brewing/skill-md", "---\nname: coffee-brewing\n");
+    assert_eq!(status, 422, "{reply}");
+    assert_eq!(reply["error"]["diagnostics"][0]["line"], 1, "{reply}");
+    assert_eq!(std::fs::read_to_string(skills_dir.join("coffee-brewing/SKILL.md")).unwrap(), text, "unchanged");
+
+    let edited = text.replace("Brewing coffee at home", "Brewing coffee and tea at home");
+    let (status, reply) = server.put_text("/v1/skills/coffee-brewing/skill-md", &edited);
+    assert_eq!(status, 200, "{reply}");
+    server.wait_for_job(reply["job"]["id"].as_u64().unwrap());
+    let (_, card) = server.get_json("/v1/skills/coffee-brewing");
+    assert!(card.to_string().contains("Brewing coffee and tea at home"), "the edit is served: {card}");
+    let (status, _) = server.put_text("/v1/skills/no-such-skill/skill-md", &edited);
+    assert_eq!(status, 404);
+
+    // Deleted: moved to the trash, no longer served or indexed.
+    let (status, deleted) = server.send("DELETE", "/v1/skills/coffee-brewing", None);
+    assert_eq!(status, 200, "{deleted}");
+    let trash = project.path().join(deleted["trash"].as_str().unwrap());
+    assert!(trash.join("knowledge/espresso.md").is_file() && !skills_dir.join("coffee-brewing").exists());
+    let (status, _) = server.get_json("/v1/skills/coffee-brewing");
+    assert_eq!(status, 404);
+    let (_, list) = server.get_json("/v1/skills");
+    assert!(!list.to_string().contains("coffee-brewing"), "{list}");
+    assert!(!project.path().join(".skillrag/index/coffee-brewing").exists(), "its index is dropped");
+    let (status, _) = server.send("DELETE", "/v1/skills/coffee-brewing", None);
+    assert_eq!(status, 404);
+    let (status, _) = server.send("DELETE", "/v1/skills/..", None);
+    assert_eq!(status, 400);
+    let (status, answer) = server.post_json("/v1/ask", json!({"query": "绿茶用多少度的水？"}));
+    assert_eq!((status, answer["route"]["skills"][0].as_str()), (200, Some("tea-brewing")), "{answer}");
+}
+
+#[test]
 fn writes_are_off_unless_allowed() {
     let project = demo_indexed();
     let server = Server::start(project.path(), &[], &[]);
@@ -133,6 +234,15 @@ fn writes_are_off_unless_allowed() {
     let encoded = name.replace('/', "%2F");
     let (status, _) = server.send("DELETE", &format!("/v1/skills/router-faq/documents/{encoded}"), None);
     assert_eq!(status, 403);
+    let (status, _) = server.post_json("/v1/skills", json!({"name": "new-one", "description": "A new skill."}));
+    assert_eq!(status, 403);
+    let (status, _) = server.put_text("/v1/skills/router-faq/skill-md", "---\nname: router-faq\ndescription: d\n---\n");
+    assert_eq!(status, 403);
+    let (status, _) = server.send("DELETE", "/v1/skills/router-faq", None);
+    assert_eq!(status, 403);
+    assert!(
+        project.path().join("skills/router-faq/SKILL.md").is_file() && !project.path().join("skills/new-one").exists()
+    );
     assert!(project.path().join("skills/router-faq").join(&name).is_file());
 }
 

@@ -358,6 +358,70 @@ pub async fn delete_document(
     Ok((StatusCode::ACCEPTED, axum::Json(json!({"deleted": deleted, "job": job}))).into_response())
 }
 
+/// The form of a new skill: its `SKILL.md` in parts (docs/http-api.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewSkillRequest {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub triggers: Vec<String>,
+    #[serde(default)]
+    pub boundary: String,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub instructions: String,
+}
+
+/// Creates a skill from its parts, then indexes it: 201 with lint's remaining warnings.
+pub async fn create_skill(
+    State(shared): State<Shared>,
+    Json(req): Json<NewSkillRequest>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    let draft = skillrag_skill::SkillDraft {
+        name: req.name,
+        description: req.description,
+        triggers: req.triggers,
+        boundary: req.boundary,
+        examples: req.examples,
+        instructions: req.instructions,
+    };
+    let written = shared.service.create_skill(draft).await?;
+    Ok((StatusCode::CREATED, axum::Json(written)).into_response())
+}
+
+/// A skill's `SKILL.md` as written.
+pub async fn skill_md(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {
+    paths::skill_id(&skill)?;
+    let text = shared.service.skill_file(skill).await?;
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("text/markdown; charset=utf-8"))], text).into_response())
+}
+
+/// Replaces a skill's `SKILL.md` (the body, as text) unless lint finds an error in it (422, with
+/// `diagnostics`); then re-indexes the skill.
+pub async fn put_skill_md(
+    State(shared): State<Shared>,
+    Path(skill): Path<String>,
+    body: Result<String, axum::extract::rejection::StringRejection>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    let text = body.map_err(|e| ApiError::bad_request(format!("send SKILL.md as UTF-8 text: {}", e.body_text())))?;
+    if text.trim().is_empty() {
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "SKILL.md is empty; nothing was written"));
+    }
+    Ok(axum::Json(shared.service.write_skill_file(skill, text).await?).into_response())
+}
+
+/// Deletes a skill: its folder goes to the project's trash, its index is dropped.
+pub async fn delete_skill(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    Ok(axum::Json(shared.service.delete_skill(skill).await?).into_response())
+}
+
 fn require_writes(shared: &Shared) -> Result<(), ApiError> {
     if shared.options.allow_writes {
         Ok(())

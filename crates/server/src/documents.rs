@@ -497,9 +497,14 @@ impl Service {
 
     /// Writes are possible: the store takes them, the skill exists and no re-index is running
     /// (files changed under a running re-index would be half seen).
-    fn check_writable(&self, skill: &str) -> Result<(), ApiError> {
+    pub(crate) fn check_writable(&self, skill: &str) -> Result<(), ApiError> {
+        self.live().assistant.engine.skill(skill)?;
+        self.check_can_write()
+    }
+
+    /// The store takes writes and no re-index is running.
+    pub(crate) fn check_can_write(&self) -> Result<(), ApiError> {
         let live = self.live();
-        live.assistant.engine.skill(skill)?;
         live.assistant.engine.store().writable().map_err(skillrag_engine::EngineError::from)?;
         if self.index_job().is_some_and(|j| j.state == "running") {
             return Err(ApiError::conflict("a re-index is running; try again when it is done (GET /v1/index)"));

@@ -17,11 +17,14 @@ pub struct ApiError {
     pub message: String,
     /// Seconds for `Retry-After` (429, 503).
     pub retry_after: Option<u64>,
+    /// What the client can act on beside the message (lint's `diagnostics` of a refused
+    /// `SKILL.md`), each key added to the `error` object.
+    pub details: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
-        ApiError { status, message: message.into(), retry_after: None }
+        ApiError { status, message: message.into(), retry_after: None, details: None }
     }
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         Self::new(StatusCode::BAD_REQUEST, message)
@@ -70,9 +73,22 @@ impl ApiError {
         }
     }
 
-    /// `{"error": {"code", "type", "message"}}`, also sent as an SSE event when a stream fails.
+    /// The error with `key` set to `value` in its body.
+    pub fn with_detail(mut self, key: &str, value: serde_json::Value) -> ApiError {
+        self.details.get_or_insert_with(Default::default).insert(key.to_string(), value);
+        self
+    }
+
+    /// `{"error": {"code", "type", "message"}}` (and its details), also sent as an SSE event when
+    /// a stream fails.
     pub fn body(&self) -> serde_json::Value {
-        serde_json::json!({"error": {"code": self.status.as_u16(), "type": self.kind(), "message": self.message}})
+        let mut error = serde_json::json!({"code": self.status.as_u16(), "type": self.kind(), "message": self.message});
+        if let (Some(details), Some(object)) = (&self.details, error.as_object_mut()) {
+            for (key, value) in details {
+                object.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        serde_json::json!({ "error": error })
     }
 }
 

@@ -18,6 +18,7 @@ mod origin;
 mod paths;
 mod queue;
 pub mod service;
+mod skills;
 mod stream;
 mod token;
 mod web;
@@ -142,8 +143,9 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/search", post(api::search))
         .route("/v1/route", post(api::route))
         .route("/v1/context", post(api::context))
-        .route("/v1/skills", get(api::skills))
-        .route("/v1/skills/{skill}", get(api::skill))
+        .route("/v1/skills", get(api::skills).post(api::create_skill))
+        .route("/v1/skills/{skill}", get(api::skill).delete(api::delete_skill))
+        .route("/v1/skills/{skill}/skill-md", get(api::skill_md).put(api::put_skill_md))
         .route("/v1/skills/{skill}/sources", get(api::sources))
         .route("/v1/skills/{skill}/sources/{*source}", get(api::source))
         .route("/v1/skills/{skill}/pictures/{*source}", get(api::picture))
@@ -180,7 +182,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(AllowOrigin::list(origins))
-                .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
+                .allow_methods([Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE])
                 .allow_headers([axum::http::header::AUTHORIZATION, axum::http::header::CONTENT_TYPE]),
         );
     }

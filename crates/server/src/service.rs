@@ -135,6 +135,15 @@ pub(crate) fn picture_type(source: &str) -> Option<&'static str> {
     }
 }
 
+/// When a finished job reopens the served assistant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reopen {
+    /// When it published new index generations.
+    IfPublished,
+    /// In any case: the skills themselves changed.
+    Always,
+}
+
 pub struct Service {
     project: Project,
     live: ArcSwap<Live>,
@@ -211,16 +220,26 @@ impl Service {
     /// Reopens the assistant when another process (or a job) published new index generations.
     /// Questions in flight finish on the old generation; new ones see the new one.
     pub async fn reload_if_changed(self: &Arc<Self>) -> Result<bool, ApiError> {
+        self.reload(Reopen::IfPublished).await
+    }
+
+    /// Reopens the assistant (`Reopen::Always`: also when no generation changed — a skill's
+    /// `SKILL.md` was written, or a skill was added or removed, which only a new engine sees).
+    pub(crate) async fn reload(self: &Arc<Self>, reopen: Reopen) -> Result<bool, ApiError> {
         let live = self.live();
         // Asking the store may be a database round trip: off the async executor.
         let published = blocking(move || Ok(live.assistant.engine.published_generations()?)).await?;
         let live = self.live();
         let changed = published != live.assistant.engine.served_generations();
-        if !changed || lock(&self.failed).as_ref() == Some(&published) {
+        if reopen == Reopen::IfPublished && (!changed || lock(&self.failed).as_ref() == Some(&published)) {
             return Ok(false);
         }
-        if self.reloading.swap(true, Ordering::AcqRel) {
-            return Ok(false);
+        while self.reloading.swap(true, Ordering::AcqRel) {
+            if reopen == Reopen::IfPublished {
+                return Ok(false);
+            }
+            // A reopen that must happen waits for the one under way, which may predate the change.
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let this = self.clone();
         let result = blocking(move || {
@@ -588,6 +607,18 @@ impl Service {
         for s in &skills {
             live.assistant.engine.skill(s)?;
         }
+        self.start_job(skills, rebuild, Reopen::IfPublished)
+    }
+
+    /// [`Service::start_index`] without checking the skills against the served ones (a skill
+    /// just created is not among them yet); the assistant is reopened as `reopen` says.
+    pub(crate) fn start_job(
+        self: &Arc<Self>,
+        skills: Vec<String>,
+        rebuild: bool,
+        reopen: Reopen,
+    ) -> Result<IndexJob, ApiError> {
+        let live = self.live();
         live.assistant.engine.store().writable().map_err(skillrag_engine::EngineError::from)?;
         let job = {
             let mut slot = lock(&self.job);
@@ -622,7 +653,7 @@ impl Service {
             })
             .await;
             let reloaded = match &result {
-                Ok(_) => this.reload_if_changed().await.map(|_| ()),
+                Ok(_) => this.reload(reopen).await.map(|_| ()),
                 Err(_) => Ok(()),
             };
             this.finish_job(result, reloaded);

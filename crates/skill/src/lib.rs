@@ -5,6 +5,7 @@
 //! and headings only with no frontmatter. Body sections are recognised by the meaning of
 //! their heading in Chinese or English, never by their number.
 
+mod compose;
 mod dependencies;
 mod discover;
 mod frontmatter;
@@ -12,8 +13,9 @@ mod lint;
 mod parse;
 mod sections;
 
+pub use compose::{check_skill_name, check_skill_text, compose, skill_title, DraftError, SkillDraft};
 pub use discover::{discover, Discovery};
-pub use lint::{advice, placeholders, skill_md_template, PLACEHOLDERS};
+pub use lint::{advice, advice_for_text, placeholders, skill_md_template, PLACEHOLDERS};
 pub use parse::{parse_skill, parse_skill_text, read_skill_file, ParsedSkill};
 pub use sections::{split_list, SectionKind};
 

@@ -42,10 +42,16 @@ pub fn placeholders(file: &std::path::Path, text: &str) -> Vec<Diagnostic> {
 
 /// Warnings for a loaded skill that is missing routing material or still holds placeholders.
 pub fn advice(skill: &Skill) -> Vec<Diagnostic> {
-    let file = skill.skill_file();
     // Read again for line numbers; the parser has read it already, so a failure here is a race
     // that the next run reports.
-    let mut diags = std::fs::read_to_string(&file).map(|text| placeholders(&file, &text)).unwrap_or_default();
+    let text = std::fs::read_to_string(skill.skill_file()).unwrap_or_default();
+    advice_for_text(skill, &text)
+}
+
+/// [`advice`] for `skill` as read from `text`, its `SKILL.md` (a text not yet saved).
+pub fn advice_for_text(skill: &Skill, text: &str) -> Vec<Diagnostic> {
+    let file = skill.skill_file();
+    let mut diags = placeholders(&file, text);
     if skill.triggers.is_empty() {
         diags.push(Diagnostic::warning(
             &file,

@@ -80,14 +80,8 @@ fn extract(dir: &Dir<'_>, root: &Path) -> Result<()> {
 
 pub fn new_skill(cli: &Cli, args: &NewArgs) -> Result<ExitCode> {
     let name = args.name.trim();
-    let valid = !name.is_empty()
-        && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--");
-    if !valid {
-        bail!("skill name `{name}` must be lowercase letters, digits and single hyphens, at most 64 characters (e.g. `hr-policies`)");
+    if let Err(why) = skillrag_skill::check_skill_name(name) {
+        bail!(why);
     }
     let root = match open_project(cli) {
         Ok(p) => p.config.skill_roots(&p.root).into_iter().next().unwrap_or_else(|| p.root.join("skills")),
@@ -98,8 +92,7 @@ pub fn new_skill(cli: &Cli, args: &NewArgs) -> Result<ExitCode> {
         bail!("{} already exists", dir.display());
     }
     std::fs::create_dir_all(dir.join("knowledge"))?;
-    let title = name.split('-').map(capitalize).collect::<Vec<_>>().join(" ");
-    let text = skillrag_skill::skill_md_template(name, &title, args.description.as_deref());
+    let text = skillrag_skill::skill_md_template(name, &skillrag_skill::skill_title(name), args.description.as_deref());
     std::fs::write(dir.join("SKILL.md"), text)?;
     // The hint names the project as this command did (`-C demo`), so it runs from the same place.
     let c = match cli.project.as_path() {
@@ -123,9 +116,4 @@ fn shell_word(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
     }
-}
-
-fn capitalize(word: &str) -> String {
-    let mut c = word.chars();
-    c.next().map_or_else(String::new, |f| f.to_uppercase().collect::<String>() + c.as_str())
 }

@@ -124,6 +124,13 @@ impl Server {
         (status, if text.is_empty() { Value::Null } else { parse(&text) })
     }
 
+    /// `PUT` of a text body (a `SKILL.md`).
+    pub fn put_text(&self, path: &str, text: &str) -> (u16, Value) {
+        let r = self.agent.put(self.url(path)).header("content-type", "text/markdown").send(text);
+        let (status, text, _) = response(r);
+        (status, parse(&text))
+    }
+
     /// `POST` of a multipart/form-data body with one `file` part per `(file name, bytes)`.
     pub fn upload(&self, path: &str, files: &[(&str, &[u8])]) -> (u16, Value) {
         let boundary = "skillrag-test-boundary-7MA4YWxkTrZu0gW";
