@@ -681,6 +681,9 @@ fn web_page_in_headless_chromium() {
         "conversations.png",
         "feedback.png",
         "gaps.png",
+        "skills.png",
+        "skills-form-error.png",
+        "skills-lint.png",
     ];
     for shot in &shots {
         let size = std::fs::metadata(screenshots.path().join(shot)).map_or(0, |m| m.len());
@@ -696,6 +699,11 @@ fn web_page_in_headless_chromium() {
     let (_, router) = server.get_json("/v1/skills/router-faq/documents");
     assert!(!router["documents"].as_array().unwrap().iter().any(|d| d["name"] == "knowledge/guide.docx"), "{router}");
     assert!(!project.path().join("skills/router-faq/knowledge/guide.docx").exists());
+    // The skill the page created, edited and deleted: in the trash, no longer served.
+    let (_, skills) = server.get_json("/v1/skills");
+    assert!(!skills.to_string().contains("coffee-brewing"), "{skills}");
+    let trash = std::fs::read_dir(project.path().join(".skillrag/trash")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(trash, 1, "the deleted skill's folder is not in the trash");
     let (_, conversations) = server.get_json("/v1/conversations");
     let renamed = conversations["conversations"].as_array().unwrap().iter().find(|c| c["title"] == "Tea questions");
     assert!(renamed.is_some_and(|c| c["turns"] == 2), "{conversations}");

@@ -1,5 +1,5 @@
 // skillrag web page, a knowledge-base workbench: chat with citations in stored conversations
-// (with feedback on answers), a skill's documents (upload, delete, chunks), retrieval testing,
+// (with feedback on answers), skills created, edited and deleted, a skill's documents (upload, delete, chunks), retrieval testing,
 // knowledge gaps and index status.
 // Plain ES2020 modules, no build step; talks to the HTTP API of `skillrag serve`
 // (docs/http-api.md). This entry module switches the tabs, holds the token form and loads what
@@ -11,6 +11,7 @@ import { clearError, guard } from './js/ui.js';
 import { state, TOKEN_KEY } from './js/state.js';
 import { loadHealth, loadModels, loadSkills } from './js/skills.js';
 import * as chat from './js/views/chat.js';
+import * as skills from './js/views/skills.js';
 import * as documents from './js/views/documents.js';
 import * as search from './js/views/search.js';
 import * as gaps from './js/views/gaps.js';
@@ -20,7 +21,7 @@ import * as index from './js/views/index.js';
 // Tabs
 
 // The tab names (the URL's #hash) and their views, in the order of the tab bar.
-const VIEW_MODULES = { chat, documents, retrieval: search, gaps, index };
+const VIEW_MODULES = { chat, skills, documents, retrieval: search, gaps, index };
 const VIEWS = Object.keys(VIEW_MODULES);
 
 function currentView() {
@@ -81,6 +82,7 @@ function init() {
   chat.init();
   search.init();
   documents.init();
+  skills.init();
   gaps.init();
   index.init();
 

@@ -190,7 +190,8 @@ pub async fn skill(State(shared): State<Shared>, Path(skill): Path<String>) -> R
 }
 
 pub async fn skills(State(shared): State<Shared>) -> Result<Response, ApiError> {
-    Ok(axum::Json(json!({"skills": shared.service.skills().await?})).into_response())
+    let writable = shared.options.allow_writes;
+    Ok(axum::Json(json!({"skills": shared.service.skills().await?, "writable": writable})).into_response())
 }
 
 pub async fn sources(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {

@@ -66,6 +66,7 @@ const ASSETS: &[Asset] = &[
     asset!("js/views/gaps.js", JS),
     asset!("js/views/index.js", JS),
     asset!("js/views/search.js", JS),
+    asset!("js/views/skills.js", JS),
 ];
 
 /// The page at `/` and each of its files at its own route, so an unknown `/assets/…` path gets

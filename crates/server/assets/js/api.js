@@ -22,6 +22,9 @@ export class ApiError extends Error {
     this.status = status;
     this.code = e && e.code !== undefined ? e.code : status;
     this.type = e && e.type ? e.type : 'http_error';
+    // What a refusal names beside its message: the form `field`, lint's `diagnostics`.
+    this.field = e && e.field ? e.field : null;
+    this.diagnostics = e && Array.isArray(e.diagnostics) ? e.diagnostics : [];
   }
 }
 export class AuthError extends Error {}
@@ -71,4 +74,20 @@ export async function api(method, path, body, opts = {}) {
   await check(res);
   if (res.status === 204) return null;
   return res.json();
+}
+
+/** A request with a text body (a SKILL.md), answered with JSON. */
+export async function apiText(method, path, text, contentType = 'text/markdown') {
+  const h = headers(false);
+  h['Content-Type'] = `${contentType}; charset=utf-8`;
+  const res = await fetch(path, { method, headers: h, body: text });
+  await check(res);
+  return res.json();
+}
+
+/** A GET answered with text (a SKILL.md). */
+export async function getText(path) {
+  const res = await fetch(path, { headers: { ...headers(false), Accept: 'text/markdown, text/plain' } });
+  await check(res);
+  return res.text();
 }

@@ -19,6 +19,7 @@ export async function loadHealth() {
 export async function loadSkills() {
   const body = await api('GET', '/v1/skills');
   state.skills = Array.isArray(body) ? body : body.skills || [];
+  state.skillsWritable = Boolean(body && body.writable);
   fillSkillSelect($('#search-skill'), 'all skills');
   const docs = $('#docs-skill');
   fillSkillSelect(docs, null, docs.value || localStorage.getItem(DOCS_SKILL_KEY) || '');

@@ -7,6 +7,8 @@ export const DOCS_SKILL_KEY = 'skillrag.docs-skill';
 
 export const state = {
   skills: [],           // SkillStatus objects from GET /v1/skills
+  skillsWritable: false, // GET /v1/skills says the server takes writes (--allow-writes)
+  skillsPolling: null,  // timer of the re-index poll after a skill write
   models: [],           // model ids from GET /v1/models
   conversation: null,   // {id, title} of the conversation shown, null before its first question
   conversations: [],    // summaries from GET /v1/conversations, newest first

@@ -855,6 +855,106 @@ async function main() {
     log(`ok   gaps: ${causes.map((c) => c).join(', ')}; ${await gapRows('content').count()} not in the knowledge, ${routing.length} wrong skill`);
     await page.screenshot({ path: path.join(shotDir, 'gaps.png'), fullPage: false });
 
+    // ------------------------------------------------------------------------------- skills
+    // A skill created from the page (a refused name shown by its field, then fixed), its
+    // SKILL.md edited with lint's error shown by line and fixed, a document uploaded into it
+    // and answered from, cited; then the skill deleted.
+    step = 'skills';
+    const skillRow = (name) => page.locator(`[data-testid="skill-list-row"][data-skill="${name}"]`);
+    /** Waits for a re-index other than `previous` to end in the Skills tab; fails unless done. */
+    const waitSkillsJob = async (previous, what) => {
+      await page.waitForFunction((prev) => {
+        const el = document.querySelector('[data-testid="skills-job"]');
+        return el && el.dataset.job && el.dataset.job !== prev && (el.dataset.state === 'done' || el.dataset.state === 'failed');
+      }, previous, { timeout: INDEX_TIMEOUT, polling: 250 }).catch(async () => {
+        throw new Failure(`${what}: no finished re-index: ${(await byId('skills-job').innerText()).trim()}`);
+      });
+      assert(await byId('skills-job').getAttribute('data-state') === 'done', `${what}: the re-index failed`);
+    };
+    await byId('tab-skills').click();
+    await byId('view-skills').waitFor({ state: 'visible' });
+    for (const s of SKILLS) await skillRow(s).waitFor({ state: 'attached' }).catch(() => { throw new Failure(`the Skills tab does not list ${s}`); });
+    assert(await byId('skills-readonly').isHidden(), 'the Skills tab says writes are off, but the server takes them');
+    await byId('skill-new').click();
+    await byId('skill-form').waitFor({ state: 'visible' });
+    await byId('skill-form-name').fill('Coffee Brewing');
+    await byId('skill-form-description').fill('Brewing coffee at home: grind size, water temperature and ratios for espresso and pour-over.');
+    await byId('skill-form-triggers').fill('espresso, pour-over\ngrind size');
+    await byId('skill-form-boundary').fill('Supports: brewing coffee at home.\nDoes not support: buying coffee machines.');
+    await byId('skill-form-examples').fill('What grind size is right for espresso?\nHow hot should the water be for pour-over?');
+    await byId('skill-form-instructions').fill('Answer from the brewing guide and cite it.');
+    let previousSkillsJob = await byId('skills-job').getAttribute('data-job');
+    await byId('skill-form-save').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="skill-form-error-name"]').textContent.trim().length > 0)
+      .catch(() => { throw new Failure('the refused skill name is not shown beside its field'); });
+    const nameError = await byId('skill-form-error-name').innerText();
+    assert(/lowercase/.test(nameError), `the name error does not say what a name may hold: ${nameError}`);
+    assert(await skillRow('coffee-brewing').count() === 0 && await byId('skill-form-description').inputValue() !== '', 'the refused form lost what was typed');
+    await page.screenshot({ path: path.join(shotDir, 'skills-form-error.png'), fullPage: false });
+    await byId('skill-form-name').fill('coffee-brewing');
+    await byId('skill-form-save').click();
+    await waitSkillsJob(previousSkillsJob, 'creating coffee-brewing');
+    await skillRow('coffee-brewing').waitFor({ state: 'attached' }).catch(() => { throw new Failure('coffee-brewing is not listed after it was created'); });
+    await byId('skill-editor').waitFor({ state: 'visible' }).catch(() => { throw new Failure('the new skill\'s SKILL.md did not open'); });
+    const created = await byId('skill-editor-text').inputValue();
+    assert(created.includes('name: coffee-brewing') && created.includes('- What grind size is right for espresso?'), `the new SKILL.md is not what the form said:\n${created}`);
+    await bannerClear();
+    log('ok   skills: a refused name is shown by its field; coffee-brewing created and indexed');
+    await page.screenshot({ path: path.join(shotDir, 'skills.png'), fullPage: false });
+
+    // Lint's error, by line, before anything is saved; then fixed.
+    await byId('skill-editor-text').fill(created.replace('name: coffee-brewing', 'name: coffee'));
+    await byId('skill-editor-save').click();
+    const lintError = page.locator('[data-testid="skill-editor-diagnostics"] [data-testid="lint-message"].error');
+    await lintError.first().waitFor({ state: 'visible' }).catch(() => { throw new Failure('saving a SKILL.md whose name is not its folder\'s showed no lint error'); });
+    const lintText = await lintError.first().innerText();
+    assert(/folder name/.test(lintText) && /line \d/.test(lintText), `the lint error does not say what and where: ${lintText}`);
+    await page.screenshot({ path: path.join(shotDir, 'skills-lint.png'), fullPage: false });
+    previousSkillsJob = await byId('skills-job').getAttribute('data-job');
+    await byId('skill-editor-text').fill(created.replace('Brewing coffee at home', 'Brewing coffee and tea at home'));
+    await byId('skill-editor-save').click();
+    await waitSkillsJob(previousSkillsJob, 'saving the fixed SKILL.md');
+    await page.waitForFunction(() => /coffee and tea/.test(document.querySelector('[data-testid="skill-list-row"][data-skill="coffee-brewing"]').innerText))
+      .catch(() => { throw new Failure('the saved description is not served'); });
+    await bannerClear();
+    log(`ok   skills: lint's error shown before saving (${lintText.replace(/\s+/g, ' ').slice(0, 100)}); the fix saved and served`);
+
+    // Knowledge into the new skill, answered from it.
+    await openDocuments('coffee-brewing');
+    previousDocsJob = await byId('docs-job').getAttribute('data-job');
+    await byId('docs-file').setInputFiles({
+      name: 'espresso.md', mimeType: 'text/markdown',
+      buffer: Buffer.from('# Espresso\n\nFor espresso, grind the beans fine, like table salt, and pull 18 g in 25 to 30 seconds.\n'),
+    });
+    await waitDocsJob(previousDocsJob, 'uploading espresso.md into coffee-brewing');
+    await indexedRow('knowledge/espresso.md', 'after its upload into coffee-brewing');
+    await byId('tab-chat').click();
+    await byId('chat-clear').click();
+    await page.locator('[data-testid="skill-picker"] option[value="coffee-brewing"]').waitFor({ state: 'attached' })
+      .catch(() => { throw new Failure('the chat skill picker does not offer the new skill'); });
+    await byId('skill-picker').selectOption('coffee-brewing');
+    const coffee = await ask('What grind size is right for espresso?');
+    const coffeeText = (await coffee.innerText()).trim();
+    assert(await coffee.getByTestId('refusal').count() === 0, `the new skill refused: ${coffeeText.slice(0, 200)}`);
+    assert(await coffee.locator('[data-testid="citation-link"][title*="espresso.md"]').count() > 0, `the answer does not cite espresso.md: ${coffeeText.slice(0, 200)}`);
+    log('ok   skills: a document uploaded into the new skill answers, cited');
+
+    // Deleted from the page: asked to confirm, gone from the list, its folder in the trash.
+    await byId('tab-skills').click();
+    await skillRow('coffee-brewing').getByTestId('skill-delete').click();
+    await byId('confirm-dialog').waitFor({ state: 'visible' });
+    assert((await byId('confirm-text').innerText()).includes('coffee-brewing'), 'the confirmation does not name the skill');
+    await byId('confirm-ok').click();
+    await skillRow('coffee-brewing').waitFor({ state: 'detached' }).catch(() => { throw new Failure('coffee-brewing is still listed after its deletion'); });
+    const deletedNote = await byId('skill-deleted').innerText();
+    assert(/trash/.test(deletedNote), `the deletion does not say where the folder went: ${deletedNote}`);
+    for (const s of SKILLS) assert(await skillRow(s).count() === 1, `deleting coffee-brewing took ${s} with it`);
+    await bannerClear();
+    log(`ok   skills: deleted: ${deletedNote}`);
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.screenshot({ path: path.join(shotDir, 'skills-420.png'), fullPage: false });
+    await page.setViewportSize({ width: 1400, height: 900 });
+
     step = 'end';
     assert(jsErrors.length === 0, `JavaScript errors on the page:\n  ${jsErrors.join('\n  ')}`);
     assert(dialogs.length === 0, `injected script ran (dialogs):\n  ${dialogs.join('\n  ')}`);
