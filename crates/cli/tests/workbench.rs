@@ -218,6 +218,116 @@ fn skills_are_created_edited_and_deleted_through_the_api() {
     assert_eq!((status, answer["route"]["skills"][0].as_str()), (200, Some("tea-brewing")), "{answer}");
 }
 
+/// The hits of `query` in router-faq as (source, ordinal, text).
+fn hits(server: &Server, query: &str) -> Vec<(String, u64, String)> {
+    let (status, body) = server.post_json("/v1/search", json!({"query": query, "skills": ["router-faq"], "k": 5}));
+    assert_eq!(status, 200, "{body}");
+    let hit = |h: &Value| {
+        (h["source"].as_str().unwrap().into(), h["ordinal"].as_u64().unwrap(), h["text"].as_str().unwrap().into())
+    };
+    body["hits"].as_array().unwrap().iter().map(hit).collect()
+}
+
+#[test]
+fn chunk_edits_hold_across_reindexing_until_their_document_changes() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let (status, listed) = server.get_json("/v1/skills/router-faq/documents/knowledge%2Ffaq.md/chunks");
+    assert_eq!(status, 200, "{listed}");
+    let chunks = listed["chunks"].as_array().unwrap().clone();
+    assert!(chunks.len() >= 3 && chunks.iter().all(|c| c["enabled"] == true && c["edited"] == false), "{listed}");
+    let (a, b, c) = (&chunks[0], &chunks[1], &chunks[2]);
+    // A document chunked again (each edit does it) numbers its chunks anew: ids come from a
+    // fresh listing, as the page takes them.
+    let id = |c: &Value| {
+        let (_, now) = server.get_json("/v1/skills/router-faq/documents/knowledge%2Ffaq.md/chunks");
+        let found = now["chunks"].as_array().unwrap().iter().find(|n| n["ordinal"] == c["ordinal"]).cloned();
+        found.unwrap_or_else(|| panic!("no chunk {} in {now}", c["ordinal"]))["chunk_id"].as_u64().unwrap()
+    };
+    let patch = |id: u64, body: Value| {
+        let (status, reply) = server.send("PATCH", &format!("/v1/skills/router-faq/chunks/{id}"), Some(body));
+        assert_eq!(status, 202, "{reply}");
+        server.wait_for_job(reply["job"]["id"].as_u64().unwrap());
+        reply
+    };
+    let at = |hits: &[(String, u64, String)], ordinal: &Value| {
+        hits.iter().any(|h| h.0 == "knowledge/faq.md" && h.1 == ordinal.as_u64().unwrap())
+    };
+
+    // A text edit, a disabled chunk and keywords of its own, each applied by the re-index.
+    let edited = "The guest network password is printed on the lid of the box.";
+    let reply = patch(id(a), json!({"text": edited}));
+    assert_eq!(reply["edit"]["text"], edited, "{reply}");
+    let found = hits(&server, "guest network password printed lid box");
+    assert!(found.first().is_some_and(|h| h.0 == "knowledge/faq.md" && h.2 == edited), "{found:?}");
+    let b_text = b["text"].as_str().unwrap().to_string();
+    assert!(at(&hits(&server, &b_text), &b["ordinal"]), "the chunk to disable is found by its own text first");
+    patch(id(b), json!({"enabled": false}));
+    assert!(!at(&hits(&server, &b_text), &b["ordinal"]), "a disabled chunk is not retrieved");
+    patch(id(c), json!({"keywords": ["frobnicator"], "questions": ["Why does the frobnicator blink?"]}));
+    assert!(at(&hits(&server, "frobnicator"), &c["ordinal"]), "its keyword finds the chunk");
+
+    // Listed with what was done to each; the disabled one with the id it can be named by.
+    let (_, listed) = server.get_json("/v1/skills/router-faq/documents/knowledge%2Ffaq.md/chunks");
+    let by_ordinal =
+        |o: &Value| listed["chunks"].as_array().unwrap().iter().find(|c| &c["ordinal"] == o).unwrap().clone();
+    assert_eq!(
+        (by_ordinal(&a["ordinal"])["edited"].as_bool(), by_ordinal(&a["ordinal"])["text"].as_str()),
+        (Some(true), Some(edited))
+    );
+    let disabled = by_ordinal(&b["ordinal"]);
+    assert_eq!(
+        (disabled["enabled"].as_bool(), disabled["text"].as_str()),
+        (Some(false), Some(b_text.as_str())),
+        "{listed}"
+    );
+    assert_eq!(by_ordinal(&c["ordinal"])["keywords"], json!(["frobnicator"]));
+    assert!(project.path().join("skills/router-faq/chunk-edits.json").is_file(), "kept beside the skill's documents");
+
+    // A full rebuild chunks the document again: the edits hold.
+    let (status, job) = server.post_json("/v1/index", json!({"skills": ["router-faq"], "rebuild": true}));
+    assert_eq!(status, 202, "{job}");
+    server.wait_for_job(job["job"]["id"].as_u64().unwrap());
+    assert!(hits(&server, "guest network password printed lid box").first().is_some_and(|h| h.2 == edited));
+    assert!(!at(&hits(&server, &b_text), &b["ordinal"]));
+    // Enabled again, by the id it is listed with.
+    patch(disabled["chunk_id"].as_u64().unwrap(), json!({"enabled": true}));
+    assert!(at(&hits(&server, &b_text), &b["ordinal"]), "re-enabled");
+
+    // Refused with the field named; nothing recorded.
+    let before = std::fs::read_to_string(project.path().join("skills/router-faq/chunk-edits.json")).unwrap();
+    for (body, status, field) in [
+        (json!({}), 422, Some("body")),
+        (json!({"text": "  "}), 422, Some("text")),
+        (json!({"keywords": ["x".repeat(201)]}), 422, Some("keywords")),
+        (json!({"colour": "red"}), 422, None),
+    ] {
+        let (got, reply) = server.send("PATCH", &format!("/v1/skills/router-faq/chunks/{}", id(c)), Some(body.clone()));
+        assert_eq!(got, status, "{body}: {reply}");
+        if let Some(field) = field {
+            assert_eq!(reply["error"]["field"], field, "{reply}");
+        }
+    }
+    let (status, _) = server.send("PATCH", "/v1/skills/router-faq/chunks/abc", Some(json!({"enabled": false})));
+    assert_eq!(status, 400);
+    let (status, _) = server.send("PATCH", "/v1/skills/router-faq/chunks/999999", Some(json!({"enabled": false})));
+    assert_eq!(status, 404);
+    let (status, _) = server.send("PATCH", "/v1/skills/no-such-skill/chunks/1", Some(json!({"enabled": false})));
+    assert_eq!(status, 404);
+    assert_eq!(std::fs::read_to_string(project.path().join("skills/router-faq/chunk-edits.json")).unwrap(), before);
+
+    // The document changes: its edits are not applied, and the re-index says so.
+    let faq = project.path().join("skills/router-faq/knowledge/faq.md");
+    let mut text = std::fs::read_to_string(&faq).unwrap();
+    text.push_str("\n\n## A new question\n\nA new answer.\n");
+    std::fs::write(&faq, text).unwrap();
+    let (_, job) = server.post_json("/v1/index", json!({"skills": ["router-faq"]}));
+    let job = server.wait_for_job(job["job"]["id"].as_u64().unwrap());
+    let said = job["report"]["diagnostics"].to_string();
+    assert!(said.contains("knowledge/faq.md") && said.contains("earlier version"), "{job}");
+    assert!(!hits(&server, "guest network password printed lid box").iter().any(|h| h.2 == edited));
+}
+
 #[test]
 fn writes_are_off_unless_allowed() {
     let project = demo_indexed();
@@ -240,6 +350,9 @@ fn writes_are_off_unless_allowed() {
     assert_eq!(status, 403);
     let (status, _) = server.send("DELETE", "/v1/skills/router-faq", None);
     assert_eq!(status, 403);
+    let (status, _) = server.send("PATCH", "/v1/skills/router-faq/chunks/1", Some(json!({"enabled": false})));
+    assert_eq!(status, 403);
+    assert!(!project.path().join("skills/router-faq/chunk-edits.json").exists());
     assert!(
         project.path().join("skills/router-faq/SKILL.md").is_file() && !project.path().join("skills/new-one").exists()
     );

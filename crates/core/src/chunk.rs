@@ -142,6 +142,12 @@ pub struct Chunk {
     /// picture: the lowest of the pages the chunk lies on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ocr_confidence: Option<f32>,
+    /// Keywords and questions the knowledge owner gave this chunk (a chunk edit): indexed with
+    /// it, so a question in other words than the text's finds it, and never quoted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<String>,
 }
 
 impl Chunk {
@@ -168,6 +174,10 @@ impl Chunk {
             out.push('\n');
         }
         out.push_str(&self.text);
+        for extra in self.keywords.iter().chain(&self.questions) {
+            out.push('\n');
+            out.push_str(extra);
+        }
         out
     }
 }
@@ -209,6 +219,8 @@ mod tests {
             pages: None,
             summary: None,
             ocr_confidence: None,
+            keywords: Vec::new(),
+            questions: Vec::new(),
         };
         assert_eq!(c.indexed_text(), "埃菲尔铁塔 > 历史\n它于1889年建成");
         c.heading.clear();

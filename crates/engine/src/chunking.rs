@@ -130,6 +130,8 @@ impl Chunking {
                     source: doc.source.clone(),
                     title: doc.title.clone(),
                     ocr_confidence: ocr_confidence(doc, pages),
+                    keywords: Vec::new(),
+                    questions: Vec::new(),
                     pages,
                     heading: p.heading,
                     ordinal: i as u32,

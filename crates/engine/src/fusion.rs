@@ -192,6 +192,8 @@ mod tests {
                 pages: None,
                 summary: None,
                 ocr_confidence: None,
+                keywords: Vec::new(),
+                questions: Vec::new(),
             };
             Hit::from_chunk(chunk, HitScores::default(), HitRanks::default())
         };

@@ -7,6 +7,7 @@ mod backends;
 mod chunking;
 pub mod config;
 mod doctor;
+pub mod edits;
 mod error;
 mod fusion;
 mod index;

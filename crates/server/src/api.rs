@@ -423,6 +423,42 @@ pub async fn delete_skill(State(shared): State<Shared>, Path(skill): Path<String
     Ok(axum::Json(shared.service.delete_skill(skill).await?).into_response())
 }
 
+/// A change of one chunk; each field optional, at least one given.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkPatch {
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub keywords: Option<Vec<String>>,
+    #[serde(default)]
+    pub questions: Option<Vec<String>>,
+}
+
+/// Edits one chunk (its text, whether it is retrieved, its keywords and questions), then
+/// re-indexes the skill: 202 with the edit and the job.
+pub async fn patch_chunk(
+    State(shared): State<Shared>,
+    Path((skill, chunk)): Path<(String, String)>,
+    Json(req): Json<ChunkPatch>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    let id: u64 = chunk
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("`{chunk}` is not a chunk id (the `chunk_id` of a search hit)")))?;
+    let change = skillrag_engine::edits::ChunkChange {
+        text: req.text,
+        enabled: req.enabled,
+        keywords: req.keywords,
+        questions: req.questions,
+    };
+    let edited = shared.service.edit_chunk(skill, id, change).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(edited)).into_response())
+}
+
 fn require_writes(shared: &Shared) -> Result<(), ApiError> {
     if shared.options.allow_writes {
         Ok(())

@@ -5,6 +5,7 @@
 #![warn(clippy::too_many_lines)]
 
 mod api;
+mod chunks;
 mod config;
 mod conversations;
 mod documents;
@@ -146,6 +147,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/skills", get(api::skills).post(api::create_skill))
         .route("/v1/skills/{skill}", get(api::skill).delete(api::delete_skill))
         .route("/v1/skills/{skill}/skill-md", get(api::skill_md).put(api::put_skill_md))
+        .route("/v1/skills/{skill}/chunks/{chunk}", axum::routing::patch(api::patch_chunk))
         .route("/v1/skills/{skill}/sources", get(api::sources))
         .route("/v1/skills/{skill}/sources/{*source}", get(api::source))
         .route("/v1/skills/{skill}/pictures/{*source}", get(api::picture))

@@ -111,6 +111,14 @@ pub struct SourceChunk {
     pub heading: String,
     pub text: String,
     pub pages: Option<(u32, u32)>,
+    /// `false`: disabled by a chunk edit, in no index (its text is the chunk as chunked).
+    pub enabled: bool,
+    /// Its text is the owner's, not the document's (a chunk edit).
+    pub edited: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<String>,
 }
 
 /// A picture of a skill's knowledge, as `GET /v1/skills/{skill}/pictures/{source}` serves it.
@@ -479,20 +487,44 @@ impl Service {
             engine.skill(&skill)?;
             // A damaged index is named as damaged, with its repair, not as missing.
             let index = engine.require_index(&skill)?;
-            if !index.manifest().files.contains_key(&source) {
+            let Some(file) = index.manifest().files.get(&source) else {
                 return Err(ApiError::not_found(format!("skill `{skill}` has no source `{source}`")));
-            }
-            Ok(index
+            };
+            // The edits this version was indexed with (a broken edits file shows none: indexing
+            // names it).
+            let edits = skillrag_engine::edits::ChunkEdits::load(&engine.skill(&skill)?.dir).unwrap_or_default();
+            let edits = edits.documents.get(&source).filter(|d| d.content_hash == file.content_hash);
+            let edited = |ordinal: u32| edits.and_then(|d| d.chunks.get(&ordinal)).is_some_and(|e| e.text.is_some());
+            let mut chunks: Vec<SourceChunk> = index
                 .chunks_of(&source)
                 .into_iter()
                 .map(|c| SourceChunk {
                     chunk_id: c.id,
                     ordinal: c.ordinal,
                     heading: c.heading_line(),
+                    edited: edited(c.ordinal),
                     text: c.text,
                     pages: c.pages,
+                    enabled: true,
+                    keywords: c.keywords,
+                    questions: c.questions,
                 })
-                .collect())
+                .collect();
+            for (&ordinal, edit) in edits.iter().flat_map(|d| &d.chunks).filter(|(_, e)| !e.enabled) {
+                chunks.push(SourceChunk {
+                    chunk_id: skillrag_engine::edits::disabled_id(&source, ordinal),
+                    ordinal,
+                    heading: String::new(),
+                    text: edit.original.clone(),
+                    pages: None,
+                    enabled: false,
+                    edited: edit.text.is_some(),
+                    keywords: edit.keywords.clone(),
+                    questions: edit.questions.clone(),
+                });
+            }
+            chunks.sort_by_key(|c| c.ordinal);
+            Ok(chunks)
         })
         .await
     }

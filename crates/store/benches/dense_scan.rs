@@ -46,6 +46,8 @@ fn main() {
                     pages: None,
                     summary: None,
                     ocr_confidence: None,
+                    keywords: Vec::new(),
+                    questions: Vec::new(),
                 },
                 vector: Some(random_unit(&mut seed, dim)),
                 visibility: 1.0,

@@ -96,6 +96,8 @@ impl Corpus {
                 pages: None,
                 summary: None,
                 ocr_confidence: None,
+                keywords: Vec::new(),
+                questions: Vec::new(),
             },
             vector: Some(self.vector_near(topic, 1.0, rng)),
             visibility: 1.0,
@@ -121,6 +123,7 @@ fn manifest(chunks: usize) -> Manifest {
                 vectorless: 0,
                 ocr_pages: Vec::new(),
                 image: None,
+                edits: None,
             },
         );
     }

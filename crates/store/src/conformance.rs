@@ -59,6 +59,8 @@ pub fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {
         pages: None,
         summary: None,
         ocr_confidence: None,
+        keywords: Vec::new(),
+        questions: Vec::new(),
     }
 }
 
@@ -84,6 +86,7 @@ pub fn manifest(sources: &[(&str, DocType)]) -> Manifest {
                 vectorless: 0,
                 ocr_pages: Vec::new(),
                 image: None,
+                edits: None,
             },
         );
     }

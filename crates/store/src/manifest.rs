@@ -127,6 +127,10 @@ pub struct FileEntry {
     /// A picture's width and height in pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<(u32, u32)>,
+    /// The fingerprint of the chunk edits this file was indexed with (`chunk-edits.json`): when
+    /// the edits change, the file is chunked again though its bytes did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edits: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -1,6 +1,7 @@
 //! The loading thread: each knowledge file classified as unchanged (carried over), changed
 //! (loaded and chunked) or failed, handed on in listing order.
 
+use crate::edits::ChunkEdits;
 use skillrag_core::{Chunk, Diagnostic};
 use skillrag_load::{load_document_with_warnings, Document, KnowledgeFile, LoadError, LoadOptions, OcrChoice};
 use skillrag_store::{FileEntry, Manifest};
@@ -24,6 +25,8 @@ pub(super) struct LoadContext<'a, F> {
     pub(super) indexed_at: Option<i64>,
     /// Chunks a document, refusing it past `[index] max_chunks_per_file`.
     pub(super) chunk: F,
+    /// The skill's chunk edits, applied to every document chunked.
+    pub(super) edits: &'a ChunkEdits,
 }
 
 /// One knowledge file as the loading thread found it.
@@ -52,9 +55,13 @@ impl<F: Fn(&Document) -> (Chunked, skillrag_core::DocType) + Sync> LoadContext<'
     fn file(&self, file: &KnowledgeFile, ocr: &OcrChoice) -> Loaded {
         let old = self.previous.files.get(&file.source);
         let mut warnings = Vec::new();
-        let outcome = match classify(file, old, self.indexed_at, &self.options, ocr, &mut warnings) {
+        // Edits changed since the file was indexed: chunked again, though its bytes are the same.
+        let edits = self.edits.fingerprint(&file.source);
+        let reread = old.is_some_and(|o| o.edits != edits);
+        let indexed_at = self.indexed_at.filter(|_| !reread);
+        let outcome = match classify(file, old, indexed_at, &self.options, ocr, &mut warnings) {
             Ok(FileState::Unchanged(entry)) => Outcome::Unchanged(entry),
-            Ok(FileState::Changed(doc)) => self.chunked(&doc, old),
+            Ok(FileState::Changed(doc)) => self.chunked(&doc, old, edits, &mut warnings),
             Err(e) => {
                 let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
                 Outcome::Failed {
@@ -79,10 +86,20 @@ impl<F: Fn(&Document) -> (Chunked, skillrag_core::DocType) + Sync> LoadContext<'
         }
     }
 
-    fn chunked(&self, doc: &Document, old: Option<&FileEntry>) -> Outcome {
+    fn chunked(
+        &self,
+        doc: &Document,
+        old: Option<&FileEntry>,
+        edits: Option<String>,
+        warnings: &mut Vec<Diagnostic>,
+    ) -> Outcome {
         let (chunks, doc_type) = (self.chunk)(doc);
         let chunks = match chunks {
-            Ok(chunks) => chunks,
+            Ok(chunks) => {
+                let (edited, stale) = self.edits.apply(&doc.path, &doc.source, &doc.content_hash, chunks);
+                warnings.extend(stale);
+                edited
+            }
             Err(over) => {
                 // Like a file that fails to load: reported, and its last indexed version kept.
                 let note = if old.is_some() { " (the previously indexed version stays searchable)" } else { "" };
@@ -109,6 +126,7 @@ impl<F: Fn(&Document) -> (Chunked, skillrag_core::DocType) + Sync> LoadContext<'
             vectorless: 0,
             image: doc.image.map(|i| (i.width as u32, i.height as u32)),
             ocr_pages: doc.ocr.iter().map(|o| (o.page.unwrap_or(0), (o.confidence * 100.0).round() as u8)).collect(),
+            edits,
         };
         Outcome::Changed { entry, chunks }
     }

@@ -61,7 +61,15 @@ impl Engine {
 
         // Load and chunk on a second thread while this one embeds and writes, so the model never
         // waits on files; a bounded queue keeps memory flat however many files a skill has.
+        let edits = match crate::edits::ChunkEdits::load(&skill.dir) {
+            Ok(edits) => edits,
+            Err(broken) => {
+                report_diag(progress, diagnostics, broken);
+                crate::edits::ChunkEdits::default()
+            }
+        };
         let load = LoadContext {
+            edits: &edits,
             options: self.settings.index.load,
             previous: &previous_manifest,
             indexed_at: incremental.map(|p| p.meta().created_at),
