@@ -684,6 +684,7 @@ fn web_page_in_headless_chromium() {
         "skills.png",
         "skills-form-error.png",
         "skills-lint.png",
+        "chunk-edits.png",
     ];
     for shot in &shots {
         let size = std::fs::metadata(screenshots.path().join(shot)).map_or(0, |m| m.len());

@@ -46,6 +46,19 @@ const PDF_QUESTION = 'How many grams of Keemun black tea go into a gaiwan?';
 // Asked of the wrong skill on purpose, then rated 👎 with the right one named.
 const MISROUTED_QUESTION = 'How should I store white tea?';
 const CONVERSATION_TITLE = 'Tea questions';
+// A new skill's document of two chunks: the first is rewritten from the page, the second disabled.
+const ESPRESSO_GUIDE = [
+  '# Espresso at home', '',
+  '## Grinding', '',
+  'Espresso needs a fine, even grind so that the water meets enough resistance in the basket. Grind just before brewing, '
+    + 'adjust the grinder one step at a time, and judge each change by the time the shot takes to run. Stale or uneven '
+    + 'grounds channel, and the shot tastes thin and sour however long it runs.', '',
+  '## Milk', '',
+  'Steam the milk in a cold pitcher, the steam wand just below the surface until the milk has grown by a third, then '
+    + 'lower it to spin the milk into a smooth microfoam. Stop at about sixty degrees: hotter milk loses its sweetness, '
+    + 'and the microfoam turns dry and stiff instead of glossy and pourable.', '',
+].join('\n');
+const EDITED_CHUNK = 'For espresso, grind the beans fine, like table salt, and pull 18 g in 25 to 30 seconds.';
 
 // Markdown in answers and passages. The server's own knowledge (the demo's troubleshooting.md
 // has steps and an LED table) is checked as it comes; a hostile knowledge file is stood in for
@@ -924,10 +937,44 @@ async function main() {
     previousDocsJob = await byId('docs-job').getAttribute('data-job');
     await byId('docs-file').setInputFiles({
       name: 'espresso.md', mimeType: 'text/markdown',
-      buffer: Buffer.from('# Espresso\n\nFor espresso, grind the beans fine, like table salt, and pull 18 g in 25 to 30 seconds.\n'),
+      buffer: Buffer.from(ESPRESSO_GUIDE),
     });
     await waitDocsJob(previousDocsJob, 'uploading espresso.md into coffee-brewing');
-    await indexedRow('knowledge/espresso.md', 'after its upload into coffee-brewing');
+    const espressoRow = await indexedRow('knowledge/espresso.md', 'after its upload into coffee-brewing');
+
+    // Its chunks edited from the page: one rewritten, one disabled; both hold after a re-index.
+    await espressoRow.getByTestId('doc-open').click();
+    const chunkCard = (ordinal) => page.locator(`[data-testid="docs-chunk"][data-ordinal="${ordinal}"]`);
+    await chunkCard(1).waitFor({ state: 'attached' }).catch(() => { throw new Failure('espresso.md is not listed as two chunks'); });
+    await chunkCard(0).getByTestId('chunk-edit').click();
+    await chunkCard(0).getByTestId('chunk-edit-text').fill(EDITED_CHUNK);
+    await chunkCard(0).getByTestId('chunk-edit-keywords').fill('ristretto');
+    previousDocsJob = await byId('docs-job').getAttribute('data-job');
+    await chunkCard(0).getByTestId('chunk-edit-save').click();
+    await waitDocsJob(previousDocsJob, 'editing chunk #0 of espresso.md');
+    await page.waitForFunction((t) => {
+      const card = document.querySelector('[data-testid="docs-chunk"][data-ordinal="0"]');
+      return card && card.innerText.includes(t) && card.innerText.includes('edited');
+    }, 'table salt').catch(() => { throw new Failure('the edited chunk does not show its new text, marked edited'); });
+    previousDocsJob = await byId('docs-job').getAttribute('data-job');
+    await chunkCard(1).getByTestId('chunk-toggle').click();
+    await waitDocsJob(previousDocsJob, 'disabling chunk #1 of espresso.md');
+    await page.locator('[data-testid="docs-chunk"][data-ordinal="1"][data-enabled="false"]').waitFor({ state: 'attached' })
+      .catch(() => { throw new Failure('the disabled chunk is not listed as disabled'); });
+    await page.screenshot({ path: path.join(shotDir, 'chunk-edits.png'), fullPage: false });
+    await byId('tab-index').click();
+    await byId('reindex-all').click();
+    await page.waitForFunction(() => {
+      const job = document.querySelector('[data-testid="index-job"]');
+      return job && job.dataset.state === 'done';
+    }, null, { timeout: INDEX_TIMEOUT }).catch(() => { throw new Failure('re-index all did not end done'); });
+    const milkHits = await page.evaluate(async (token) => {
+      const headers = { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+      const res = await fetch('/v1/search', { method: 'POST', headers, body: JSON.stringify({ query: 'steam the milk microfoam', skills: ['coffee-brewing'], k: 10 }) });
+      return (await res.json()).hits.map((h) => `${h.ordinal}: ${h.text}`);
+    }, token || '');
+    assert(!milkHits.some((h) => h.includes("microfoam")), `the disabled chunk is still retrieved after the re-index: ${milkHits.join(' | ')}`);
+    log('ok   chunk edits: chunk #0 rewritten (with a keyword), #1 disabled; both hold after re-index all');
     await byId('tab-chat').click();
     await byId('chat-clear').click();
     await page.locator('[data-testid="skill-picker"] option[value="coffee-brewing"]').waitFor({ state: 'attached' })
@@ -936,6 +983,7 @@ async function main() {
     const coffee = await ask('What grind size is right for espresso?');
     const coffeeText = (await coffee.innerText()).trim();
     assert(await coffee.getByTestId('refusal').count() === 0, `the new skill refused: ${coffeeText.slice(0, 200)}`);
+    assert(coffeeText.includes('table salt'), `the answer is not from the edited chunk: ${coffeeText.slice(0, 200)}`);
     assert(await coffee.locator('[data-testid="citation-link"][title*="espresso.md"]').count() > 0, `the answer does not cite espresso.md: ${coffeeText.slice(0, 200)}`);
     log('ok   skills: a document uploaded into the new skill answers, cited');
 

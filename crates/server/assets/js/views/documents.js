@@ -132,16 +132,73 @@ async function openDocument(doc) {
   }
   if (panel.dataset.name !== doc.name) return; // another document was opened meanwhile
   const chunks = (body && body.chunks) || [];
-  const facts = [plural(chunks.length, 'chunk'), doc.format, doc.pages ? plural(doc.pages, 'page') : null, formatBytes(doc.size)];
+  const disabled = chunks.filter((c) => c.enabled === false).length;
+  const counted = plural(chunks.length, 'chunk') + (disabled ? ` (${disabled} disabled)` : '');
+  const facts = [counted, doc.format, doc.pages ? plural(doc.pages, 'page') : null, formatBytes(doc.size)];
   $('#docs-chunks-sub').textContent = facts.filter(Boolean).join(' · ');
   if (!chunks.length) list.append(el('div', { class: 'none', text: 'This document has no indexed chunks.' }));
+  const writable = Boolean(state.docs.writable) && !docsBusy();
   for (const c of chunks) {
     const text = el('div', { class: 'chunk-text' });
     renderMarkdown(text, c.text);
-    const head = [`#${c.ordinal}`, c.heading, formatPages(c.pages)].filter((x) => x !== '' && x !== null && x !== undefined);
-    list.append(el('div', { class: 'doc-chunk', dataset: { testid: 'docs-chunk', ordinal: c.ordinal } },
-      el('div', { class: 'chunk-head', text: head.join(' · ') }), text));
+    const marks = [c.enabled === false ? 'disabled' : null, c.edited ? 'edited' : null];
+    const head = [`#${c.ordinal}`, c.heading, formatPages(c.pages), ...marks].filter((x) => x !== '' && x !== null && x !== undefined);
+    const extras = [...(c.keywords || []), ...(c.questions || [])];
+    const card = el('div', {
+      class: `doc-chunk${c.enabled === false ? ' disabled' : ''}`,
+      dataset: { testid: 'docs-chunk', ordinal: c.ordinal, id: c.chunk_id, enabled: String(c.enabled !== false) },
+    }, el('div', { class: 'chunk-head', text: head.join(' · ') }), text,
+    extras.length ? el('div', { class: 'chunk-extras', dataset: { testid: 'chunk-extras' }, text: `also found by: ${extras.join(' · ')}` }) : null);
+    if (writable) card.append(chunkActions(c, doc, card));
+    list.append(card);
   }
+}
+
+// -- Chunk edits: kept by the server beside the documents and applied at every re-index --------
+
+const splitList = (text, commas) => String(text || '').split(commas ? /[\n,，、]/ : /\n/).map((x) => x.trim()).filter(Boolean);
+
+function chunkActions(c, doc, card) {
+  const toggle = el('button', {
+    type: 'button', class: 'small secondary', dataset: { testid: 'chunk-toggle' },
+    text: c.enabled === false ? 'Enable' : 'Disable',
+    title: c.enabled === false ? 'Retrieve this chunk again' : 'Keep this chunk out of retrieval (it stays listed here)',
+    onclick: guard(() => editChunk(c, doc, { enabled: c.enabled === false })),
+  });
+  const edit = el('button', {
+    type: 'button', class: 'small secondary', dataset: { testid: 'chunk-edit' }, text: 'Edit',
+    onclick: () => openChunkEditor(c, doc, card),
+  });
+  return el('div', { class: 'chunk-actions' }, c.enabled === false ? null : edit, toggle);
+}
+
+function openChunkEditor(c, doc, card) {
+  if (card.querySelector('.chunk-editor')) return;
+  const text = el('textarea', { class: 'chunk-edit-text', rows: 6, dataset: { testid: 'chunk-edit-text' }, 'aria-label': 'Chunk text' });
+  text.value = c.text;
+  const keywords = el('input', { type: 'text', dataset: { testid: 'chunk-edit-keywords' }, placeholder: 'keywords, comma-separated', 'aria-label': 'Keywords' });
+  keywords.value = (c.keywords || []).join(', ');
+  const questions = el('textarea', { rows: 2, dataset: { testid: 'chunk-edit-questions' }, placeholder: 'questions it answers, one per line', 'aria-label': 'Questions' });
+  questions.value = (c.questions || []).join('\n');
+  const editor = el('div', { class: 'chunk-editor', dataset: { testid: 'chunk-editor' } }, text, keywords, questions,
+    el('div', { class: 'form-actions' },
+      el('button', {
+        type: 'button', class: 'small', dataset: { testid: 'chunk-edit-save' }, text: 'Save',
+        onclick: guard(() => editChunk(c, doc, {
+          text: text.value, keywords: splitList(keywords.value, true), questions: splitList(questions.value, false),
+        })),
+      }),
+      el('button', { type: 'button', class: 'small secondary', text: 'Cancel', onclick: () => editor.remove() })),
+    el('div', { class: 'hint', text: 'Kept beside the document and applied at every re-index, until the document itself changes.' }));
+  card.append(editor);
+  text.focus();
+}
+
+async function editChunk(c, doc, change) {
+  clearError();
+  const body = await api('PATCH', `/v1/skills/${enc(state.docs.skill)}/chunks/${c.chunk_id}`, change);
+  const what = change.enabled === false ? 'Disabled' : change.enabled === true ? 'Enabled' : 'Edited';
+  await followJob(body && body.job, `${what} chunk #${c.ordinal} of ${doc.name}.`);
 }
 
 const extensionOf = (name) => {
@@ -272,6 +329,10 @@ async function pollDocsJob() {
   }
   box.dataset.note = '';
   await loadDocuments();
+  // A document chunked again (a chunk edit) is listed anew, with its chunks' new ids.
+  const panel = $('#docs-chunks');
+  const shown = !panel.hidden && state.docs && (state.docs.documents || []).find((d) => d.name === panel.dataset.name);
+  if (shown) await openDocument(shown);
   await loadSkills();
   await loadHealth();
   if (job && job.state === 'failed') showError(`re-index #${job.id} failed: ${job.message || 'no message'}`);
