@@ -329,6 +329,94 @@ fn chunk_edits_hold_across_reindexing_until_their_document_changes() {
 }
 
 #[test]
+fn gaps_become_drafts_that_are_approved_into_the_knowledge() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let price = "What is the price of the Nimbus AX3000 in euros?";
+    let ask = |query: &str| server.post_json("/v1/ask", json!({"query": query, "skill": "router-faq"})).1;
+    assert_eq!(ask(price)["refusal"]["kind"], "not_found", "the knowledge lacks it");
+    let gap_of = |query: &str| {
+        let (_, gaps) = server.get_json("/v1/gaps");
+        gaps["gaps"].as_array().unwrap().iter().find(|g| g["query"] == query).cloned()
+    };
+    let gap = gap_of(price).expect("the refusal is a gap");
+    let id = gap["id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("g-"), "{gap}");
+
+    // The draft: the question as asked, the best passage the skill has, for the owner to edit.
+    let (status, drafted) = server.post_json(&format!("/v1/gaps/{id}/draft"), json!({}));
+    assert_eq!(status, 201, "{drafted}");
+    let draft = &drafted["draft"];
+    assert_eq!(
+        (draft["kind"].as_str(), draft["skill"].as_str(), draft["question"].as_str()),
+        (Some("entry"), Some("router-faq"), Some(price))
+    );
+    assert!(!draft["answer"].as_str().unwrap().is_empty() && draft["sources"][0].is_string(), "{draft}");
+    let draft_id = draft["id"].as_str().unwrap();
+    let (status, reply) = server.post_json(&format!("/v1/drafts/{draft_id}/approve"), json!({"answer": "  "}));
+    assert_eq!((status, reply["error"]["field"].as_str()), (422, Some("answer")), "{reply}");
+
+    // Approved with the owner's answer: written, indexed, the gap resolved, the question answered.
+    let answer = "The Nimbus AX3000 costs 129 euros in the official store.";
+    let (status, approved) = server.post_json(&format!("/v1/drafts/{draft_id}/approve"), json!({"answer": answer}));
+    assert_eq!(status, 200, "{approved}");
+    assert_eq!(approved["path"], "skills/router-faq/knowledge/answers-from-gaps.md", "{approved}");
+    server.wait_for_job(approved["job"]["id"].as_u64().unwrap());
+    let written =
+        std::fs::read_to_string(project.path().join("skills/router-faq/knowledge/answers-from-gaps.md")).unwrap();
+    assert!(written.contains(&format!("## {price}\n\n{answer}")), "{written}");
+    assert!(gap_of(price).is_none(), "a resolved gap leaves the list");
+    let again = ask(price);
+    assert!(again["refusal"].is_null(), "{again}");
+    assert_eq!(again["citations"][0]["source"], "knowledge/answers-from-gaps.md", "{again}");
+    assert!(again["answer"].as_str().unwrap().contains("129 euros"), "{again}");
+    let (status, _) = server.post_json(&format!("/v1/drafts/{draft_id}/approve"), json!({}));
+    assert_eq!(status, 404, "an approved draft is gone");
+
+    // A 👎 naming the right skill drafts a routing example for it, written into its SKILL.md.
+    let tea = "How should I keep white tea fresh?";
+    let (_, routed) = server.post_json("/v1/ask", json!({"query": tea, "skill": "router-faq"}));
+    let (status, body) = server
+        .post_json("/v1/feedback", json!({"answer_id": routed["answer_id"], "rating": "down", "skill": "tea-brewing"}));
+    assert_eq!(status, 201, "{body}");
+    let (_, gaps) = server.get_json("/v1/gaps");
+    let routing =
+        gaps["gaps"].as_array().unwrap().iter().find(|g| g["query"] == tea && g["cause"] == "routing").cloned();
+    let routing = routing.unwrap_or_else(|| panic!("{gaps}"));
+    let (_, drafted) = server.post_json(&format!("/v1/gaps/{}/draft", routing["id"].as_str().unwrap()), json!({}));
+    assert_eq!(
+        (drafted["draft"]["kind"].as_str(), drafted["draft"]["skill"].as_str()),
+        (Some("example"), Some("tea-brewing")),
+        "{drafted}"
+    );
+    let (status, approved) =
+        server.post_json(&format!("/v1/drafts/{}/approve", drafted["draft"]["id"].as_str().unwrap()), json!({}));
+    assert_eq!(status, 200, "{approved}");
+    server.wait_for_job(approved["job"]["id"].as_u64().unwrap());
+    let (_, card) = server.get_json("/v1/skills/tea-brewing");
+    assert!(card["examples"].as_array().unwrap().iter().any(|e| e == tea), "the example is served: {card}");
+    let lint = run(project.path(), &["lint", "tea-brewing"]);
+    assert!(lint.status.success(), "{}", common::stderr(&lint));
+
+    // Resolve without a draft; bad ids.
+    assert_eq!(ask("Can the router brew coffee?")["refusal"]["kind"], "not_found");
+    let coffee = gap_of("Can the router brew coffee?").unwrap();
+    let (status, _) = server.post_json(&format!("/v1/gaps/{}/resolve", coffee["id"].as_str().unwrap()), json!({}));
+    assert_eq!(status, 200);
+    assert!(gap_of("Can the router brew coffee?").is_none());
+    for (path, code) in [
+        ("/v1/gaps/g-0123456789ab/draft", 404),
+        ("/v1/gaps/g-0123456789ab/resolve", 404),
+        ("/v1/drafts/d-0123456789ab/approve", 404),
+        ("/v1/gaps/..%2F..%2Fx/draft", 400),
+        ("/v1/drafts/router-faq/approve", 400),
+    ] {
+        let (status, reply) = server.post_json(path, json!({}));
+        assert_eq!(status, code, "{path}: {reply}");
+    }
+}
+
+#[test]
 fn writes_are_off_unless_allowed() {
     let project = demo_indexed();
     let server = Server::start(project.path(), &[], &[]);
@@ -351,6 +439,10 @@ fn writes_are_off_unless_allowed() {
     let (status, _) = server.send("DELETE", "/v1/skills/router-faq", None);
     assert_eq!(status, 403);
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq/chunks/1", Some(json!({"enabled": false})));
+    assert_eq!(status, 403);
+    let (status, _) = server.post_json("/v1/gaps/g-0123456789ab/draft", json!({}));
+    assert_eq!(status, 403);
+    let (status, _) = server.post_json("/v1/drafts/d-0123456789ab/approve", json!({}));
     assert_eq!(status, 403);
     assert!(!project.path().join("skills/router-faq/chunk-edits.json").exists());
     assert!(

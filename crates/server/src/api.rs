@@ -459,6 +459,44 @@ pub async fn patch_chunk(
     Ok((StatusCode::ACCEPTED, axum::Json(edited)).into_response())
 }
 
+/// A gap's or a draft's id as `GET /v1/gaps` and a draft give it (`g-…`, `d-…`): it names a
+/// file of the project's state, so nothing else is taken.
+fn record_id(raw: &str, prefix: &str) -> Result<(), ApiError> {
+    let ok = raw.len() <= 64
+        && raw.strip_prefix(prefix).is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_hexdigit()));
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!("`{raw}` is not an id of the form {prefix}…")))
+    }
+}
+
+/// A draft of new knowledge from the gap `id`: 201 with the draft.
+pub async fn draft_gap(State(shared): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    record_id(&id, "g-")?;
+    Ok((StatusCode::CREATED, axum::Json(json!({"draft": shared.service.draft_from_gap(id).await?}))).into_response())
+}
+
+/// Marks the gap `id` resolved.
+pub async fn resolve_gap(State(shared): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    record_id(&id, "g-")?;
+    shared.service.resolve_gap(id.clone()).await?;
+    Ok(axum::Json(json!({"resolved": id})).into_response())
+}
+
+/// Writes the draft `id` into its skill (the body may change its skill, question and answer).
+pub async fn approve_draft(
+    State(shared): State<Shared>,
+    Path(id): Path<String>,
+    OptionalJson(approval): OptionalJson<crate::drafts::Approval>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    record_id(&id, "d-")?;
+    Ok(axum::Json(shared.service.approve_draft(id, approval).await?).into_response())
+}
+
 fn require_writes(shared: &Shared) -> Result<(), ApiError> {
     if shared.options.allow_writes {
         Ok(())

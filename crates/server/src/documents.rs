@@ -561,7 +561,7 @@ fn remove_inside(skill_dir: &Path, path: &Path, source: &str) -> Result<(), ApiE
 /// The folder uploads go to: `knowledge/` when the skill reads it (the default), else the first
 /// plain folder among its knowledge patterns. A pattern naming a file (`notes.md`), or a path
 /// that is a file, is no folder: uploading there would make a folder of that name.
-fn upload_folder(engine: &skillrag_engine::Engine, skill: &str) -> Result<String, ApiError> {
+pub(crate) fn upload_folder(engine: &skillrag_engine::Engine, skill: &str) -> Result<String, ApiError> {
     let found = engine.skill(skill)?;
     let patterns = found.knowledge_patterns();
     let folder_like = |p: &str| {
@@ -599,7 +599,7 @@ fn upload_folder(engine: &skillrag_engine::Engine, skill: &str) -> Result<String
 
 /// The skill's `folder` on disk, created when missing, canonical; refused when it is a link out
 /// of the skill.
-fn knowledge_dir(engine: &skillrag_engine::Engine, skill: &str, folder: &str) -> Result<PathBuf, ApiError> {
+pub(crate) fn knowledge_dir(engine: &skillrag_engine::Engine, skill: &str, folder: &str) -> Result<PathBuf, ApiError> {
     let found = engine.skill(skill)?;
     let dir = found.dir.join(folder);
     let io = |what: &str, e: std::io::Error| ApiError::internal(format!("cannot {what}: {e}"));

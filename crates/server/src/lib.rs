@@ -9,6 +9,7 @@ mod chunks;
 mod config;
 mod conversations;
 mod documents;
+mod drafts;
 mod error;
 mod guard;
 mod listen;
@@ -165,6 +166,9 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/feedback", post(conversations::feedback))
         .route("/v1/index", post(api::start_index).get(api::index_job))
         .route("/v1/gaps", get(api::gaps))
+        .route("/v1/gaps/{id}/draft", post(api::draft_gap))
+        .route("/v1/gaps/{id}/resolve", post(api::resolve_gap))
+        .route("/v1/drafts/{id}/approve", post(api::approve_draft))
         .route("/v1/models", get(openai::models))
         .route("/v1/models/{*id}", get(openai::model))
         .route("/v1/chat/completions", post(openai::chat_completions))

@@ -178,7 +178,7 @@ fn build_skill_folder(root: &Path, name: &str, text: &str) -> Result<PathBuf, Ap
 /// Replaces `file` with `bytes` through a temporary file beside it (created exclusively, then
 /// renamed over it): a reader sees the old text or the new, never half of one. A `SKILL.md` that
 /// is a link is not replaced (the link's target is what the author edits).
-fn replace_file(file: &Path, bytes: &[u8]) -> Result<(), ApiError> {
+pub(crate) fn replace_file(file: &Path, bytes: &[u8]) -> Result<(), ApiError> {
     let shown = file.file_name().and_then(|n| n.to_str()).unwrap_or(SKILL_FILE).to_string();
     if std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(ApiError::conflict(format!("{shown} is a link: edit the file it points to")));

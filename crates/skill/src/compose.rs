@@ -9,7 +9,7 @@
 
 use crate::lint::{advice_for_text, placeholders};
 use crate::parse::{parse_skill_text, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
-use crate::sections::split_list;
+use crate::sections::{split_list, SectionKind};
 use crate::SKILL_FILE;
 use skillrag_core::Diagnostic;
 use std::collections::BTreeMap;
@@ -125,6 +125,30 @@ pub fn check_skill_text(dir: &Path, text: &str) -> Vec<Diagnostic> {
     }
     diagnostics.sort_by_key(|d| d.line);
     diagnostics
+}
+
+/// `text` (a `SKILL.md`) with `question` added as the last item of its examples section (the
+/// first heading that means examples, in any of the three forms); a `## Examples` section is
+/// added at the end when it has none. The rest of the file is kept byte for byte.
+pub fn with_example(text: &str, question: &str) -> String {
+    let item = format!("- {}\n", one_line(question));
+    let body = match crate::frontmatter::split(text) {
+        crate::frontmatter::Split::Frontmatter(fm) => fm.body,
+        _ => text,
+    };
+    let offset = text.len() - body.len();
+    let headings = crate::sections::headings(body);
+    let examples = headings.iter().position(|h| SectionKind::classify(&h.1) == Some(SectionKind::Examples));
+    match examples {
+        Some(i) => {
+            let end = offset + headings.get(i + 1).map_or(body.len(), |h| h.2);
+            let kept = text[..end].trim_end();
+            let rest = &text[end..];
+            let gap = if rest.is_empty() { "" } else { "\n" };
+            format!("{kept}\n{item}{gap}{rest}")
+        }
+        None => format!("{}\n\n## Examples\n\n{item}", text.trim_end()),
+    }
 }
 
 /// Items of a list field, trimmed, empty ones dropped; each must fit on one line.
@@ -244,6 +268,26 @@ mod tests {
         let left = check_skill_text(dir, &template);
         assert!(left.iter().any(|d| d.message.contains("placeholder") && d.line.is_some()), "{left:?}");
         assert!(left.iter().all(|d| !d.is_error()), "{left:?}");
+    }
+
+    #[test]
+    fn an_example_joins_the_examples_section_in_every_form() {
+        let dir = Path::new("/p/skills/hr-policies");
+        let composed = compose(&draft()).unwrap();
+        let added = with_example(&composed, "  Can I carry leave  over? ");
+        let skill = read_back(&added);
+        assert_eq!(skill.examples, ["How many days of annual leave do I get?", "Can I carry leave over?"]);
+        assert!(added.contains("## Instructions"), "the sections after it stay: {added}");
+        // Headings only, the section numbered and in Chinese, with a section after it.
+        let headings = "# HR\n\n## 1. 描述\n\n人事制度。\n\n## 3. 示例\n\n- 年假几天？\n\n## 4. 边界\n\n不答工资。\n";
+        let added = with_example(headings, "病假怎么请？");
+        let parsed = parse_skill_text(dir, "hr-policies", &added).skill.unwrap();
+        assert_eq!(parsed.examples, ["年假几天？", "病假怎么请？"]);
+        assert!(added.ends_with("## 4. 边界\n\n不答工资。\n"), "{added}");
+        // No examples section: one is added.
+        let bare = "---\nname: hr-policies\ndescription: d\n---\n# HR\n";
+        let parsed = parse_skill_text(dir, "hr-policies", &with_example(bare, "Q?")).skill.unwrap();
+        assert_eq!(parsed.examples, ["Q?"]);
     }
 
     #[test]

@@ -88,7 +88,28 @@ pub struct Outline {
 /// Splits a Markdown body into sections at every heading (ATX or setext), ignoring
 /// `#` lines inside code blocks.
 pub fn outline(body: &str) -> Outline {
-    // (level, text, heading start byte, content start byte)
+    let headings = headings(body);
+    let section_end = |i: usize| headings.get(i + 1).map_or(body.len(), |h| h.2);
+    let content_of = |i: usize| {
+        let end = section_end(i);
+        body[headings[i].3.min(end)..end].trim().to_string()
+    };
+    let has_title = headings.first().is_some_and(|h| h.0 == 1);
+    let (title, preamble, first_section) = if has_title {
+        (Some(headings[0].1.clone()), content_of(0), 1)
+    } else {
+        let end = headings.first().map_or(body.len(), |h| h.2);
+        (None, body[..end].trim().to_string(), 0)
+    };
+    let sections = (first_section..headings.len())
+        .map(|i| Section { heading: headings[i].1.clone(), content: content_of(i) })
+        .collect();
+    Outline { title, preamble, sections }
+}
+
+/// Every heading of a Markdown body (ATX or setext, none inside code blocks): (level, text,
+/// heading start byte, content start byte).
+pub(crate) fn headings(body: &str) -> Vec<(u8, String, usize, usize)> {
     let mut headings: Vec<(u8, String, usize, usize)> = Vec::new();
     let mut current: Option<(u8, String, usize)> = None;
     for (event, range) in Parser::new(body).into_offset_iter() {
@@ -109,23 +130,7 @@ pub fn outline(body: &str) -> Outline {
             _ => {}
         }
     }
-
-    let section_end = |i: usize| headings.get(i + 1).map_or(body.len(), |h| h.2);
-    let content_of = |i: usize| {
-        let end = section_end(i);
-        body[headings[i].3.min(end)..end].trim().to_string()
-    };
-    let has_title = headings.first().is_some_and(|h| h.0 == 1);
-    let (title, preamble, first_section) = if has_title {
-        (Some(headings[0].1.clone()), content_of(0), 1)
-    } else {
-        let end = headings.first().map_or(body.len(), |h| h.2);
-        (None, body[..end].trim().to_string(), 0)
-    };
-    let sections = (first_section..headings.len())
-        .map(|i| Section { heading: headings[i].1.clone(), content: content_of(i) })
-        .collect();
-    Outline { title, preamble, sections }
+    headings
 }
 
 fn heading_level(level: HeadingLevel) -> u8 {

@@ -44,6 +44,8 @@ pub enum GapCause {
 /// The same question with the same cause in the same skill, counted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gap {
+    /// Fixed by its skill, cause and question (as grouped): what a draft or a resolve names.
+    pub id: String,
     pub skill: Option<String>,
     pub cause: GapCause,
     /// The refusal, for a refused question.
@@ -59,15 +61,32 @@ pub struct Gap {
     pub comments: Vec<String>,
 }
 
-/// The append-only log of unanswered questions (`<state>/gaps.jsonl`).
+/// A gap the owner marked resolved (`<state>/gaps-resolved.jsonl`): it is listed again only when
+/// the question is asked again after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resolved {
+    pub id: String,
+    pub time: u64,
+}
+
+/// The append-only log of unanswered questions (`<state>/gaps.jsonl`), and of the gaps resolved.
 #[derive(Debug)]
 pub struct GapLog {
     log: AppendLog,
+    resolved: AppendLog,
 }
 
 impl GapLog {
     pub fn new(state_dir: &Path) -> GapLog {
-        GapLog { log: AppendLog::new(state_dir.join("gaps.jsonl")) }
+        GapLog {
+            log: AppendLog::new(state_dir.join("gaps.jsonl")),
+            resolved: AppendLog::new(state_dir.join("gaps-resolved.jsonl")),
+        }
+    }
+
+    /// Marks the gap `id` resolved now: it leaves the list until its question is asked again.
+    pub fn resolve(&self, id: &str) -> std::io::Result<()> {
+        self.resolved.append(&Resolved { id: id.to_string(), time: crate::base::ids::now_secs() })
     }
 
     pub fn path(&self) -> &Path {
@@ -128,7 +147,9 @@ impl GapLog {
                 continue;
             }
             let key = (gap_skill.clone(), cause, normalize(&query));
+            let id = gap_id(&key);
             let gap = groups.entry(key).or_insert_with(|| Gap {
+                id,
                 skill: gap_skill,
                 cause,
                 kind,
@@ -146,13 +167,28 @@ impl GapLog {
             }
             gap.comments.extend(comment);
         }
-        let mut gaps: Vec<Gap> = groups.into_values().collect();
+        // A resolved gap stays out of the list until its question comes back. An unreadable
+        // line of this log is skipped: it only hides a gap, it never loses one.
+        let resolved: HashMap<String, u64> = self
+            .resolved
+            .read::<Resolved>()
+            .map(|(r, _)| r.into_iter().map(|r| (r.id, r.time)).collect())
+            .unwrap_or_default();
+        let mut gaps: Vec<Gap> =
+            groups.into_values().filter(|g| resolved.get(&g.id).is_none_or(|&at| g.last_seen > at)).collect();
         for gap in &mut gaps {
             gap.comments.reverse();
         }
         gaps.sort_by(|a, b| b.count.cmp(&a.count).then(b.last_seen.cmp(&a.last_seen)).then(a.query.cmp(&b.query)));
         Ok((gaps, unreadable))
     }
+}
+
+/// The id of the gap grouped under `key`.
+fn gap_id((skill, cause, question): &(Option<String>, GapCause, String)) -> String {
+    let cause = serde_json::to_string(cause).unwrap_or_default();
+    let text = format!("{}\n{cause}\n{question}", skill.as_deref().unwrap_or(""));
+    format!("g-{}", &blake3::hash(text.as_bytes()).to_hex()[..12])
 }
 
 /// Lowercase letters and digits only, so "Wifi password?" and "wifi password" count as one.
@@ -239,6 +275,27 @@ mod tests {
         let plain = GapLog::record_of(&answer, None).unwrap();
         assert_eq!((plain.query.as_str(), plain.asked.as_deref()), ("and what about WPS?", None));
         assert!(!serde_json::to_string(&plain).unwrap().contains("asked"), "older readers see the same record");
+    }
+
+    #[test]
+    fn a_resolved_gap_leaves_the_list_until_it_is_asked_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = GapLog::new(dir.path());
+        log.record(&refused("Wifi password?", Some("router"), RefusalKind::NotFound), None);
+        log.record(&refused("押金多少", Some("router"), RefusalKind::NotFound), None);
+        let (gaps, _) = log.list(None).unwrap();
+        let wifi = gaps.iter().find(|g| g.query == "Wifi password?").unwrap().id.clone();
+        assert!(wifi.starts_with("g-") && gaps.iter().all(|g| g.id != wifi || g.query == "Wifi password?"));
+        log.resolve(&wifi).unwrap();
+        let (gaps, _) = log.list(None).unwrap();
+        assert_eq!(gaps.iter().map(|g| g.query.as_str()).collect::<Vec<_>>(), ["押金多少"]);
+        // Asked again later: listed again, with the same id.
+        let mut again: GapRecord =
+            GapLog::record_of(&refused("wifi password", Some("router"), RefusalKind::NotFound), None).unwrap();
+        again.time += 10;
+        log.log.append(&again).unwrap();
+        let (gaps, _) = log.list(None).unwrap();
+        assert!(gaps.iter().any(|g| g.id == wifi), "{gaps:?}");
     }
 
     #[test]
