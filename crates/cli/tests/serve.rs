@@ -685,6 +685,7 @@ fn web_page_in_headless_chromium() {
         "skills-form-error.png",
         "skills-lint.png",
         "chunk-edits.png",
+        "gaps-draft.png",
     ];
     for shot in &shots {
         let size = std::fs::metadata(screenshots.path().join(shot)).map_or(0, |m| m.len());

@@ -58,6 +58,8 @@ const ESPRESSO_GUIDE = [
     + 'lower it to spin the milk into a smooth microfoam. Stop at about sixty degrees: hotter milk loses its sweetness, '
     + 'and the microfoam turns dry and stiff instead of glossy and pourable.', '',
 ].join('\n');
+const COLD_BREW_QUESTION = 'How long does cold brew steep in the fridge?';
+const COLD_BREW_ANSWER = 'Cold brew steeps 12 to 18 hours in the fridge, then it is filtered.';
 const EDITED_CHUNK = 'For espresso, grind the beans fine, like table salt, and pull 18 g in 25 to 30 seconds.';
 
 // Markdown in answers and passages. The server's own knowledge (the demo's troubleshooting.md
@@ -986,6 +988,32 @@ async function main() {
     assert(coffeeText.includes('table salt'), `the answer is not from the edited chunk: ${coffeeText.slice(0, 200)}`);
     assert(await coffee.locator('[data-testid="citation-link"][title*="espresso.md"]').count() > 0, `the answer does not cite espresso.md: ${coffeeText.slice(0, 200)}`);
     log('ok   skills: a document uploaded into the new skill answers, cited');
+
+    // A question the new skill cannot answer: a gap, drafted and approved from the Gaps tab
+    // into a new entry; asked again, it is answered from the entry, cited.
+    step = 'gap-draft';
+    const coldBrew = await ask(COLD_BREW_QUESTION);
+    assert(await coldBrew.getByTestId('refusal').count() === 1, `"${COLD_BREW_QUESTION}" was answered: ${(await coldBrew.innerText()).slice(0, 200)}`);
+    await byId('tab-gaps').click();
+    const gapRow = page.locator('[data-testid="gap-group"][data-cause="content"] [data-testid="gap-row"]', { hasText: COLD_BREW_QUESTION });
+    await gapRow.waitFor({ state: 'attached' }).catch(() => { throw new Failure('the refused question is not listed in Gaps'); });
+    await gapRow.getByTestId('gap-draft').click();
+    await byId('draft-answer').waitFor({ state: 'visible' }).catch(() => { throw new Failure('Draft opened no draft'); });
+    assert(await byId('draft-skill').inputValue() === 'coffee-brewing', 'the draft is not for the skill the question went to');
+    assert(await byId('draft-question').inputValue() === COLD_BREW_QUESTION, 'the draft does not hold the question as asked');
+    await byId('draft-answer').fill(COLD_BREW_ANSWER);
+    await page.screenshot({ path: path.join(shotDir, 'gaps-draft.png'), fullPage: false });
+    await byId('draft-approve').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="gaps-status"]').dataset.state === 'done', null, { timeout: INDEX_TIMEOUT })
+      .catch(() => { throw new Failure('approving the draft did not end indexed'); });
+    await gapRow.waitFor({ state: 'detached' }).catch(() => { throw new Failure('the approved gap is still listed'); });
+    await bannerClear();
+    await byId('tab-chat').click();
+    const closed = await ask(COLD_BREW_QUESTION);
+    const closedText = (await closed.innerText()).trim();
+    assert(await closed.getByTestId('refusal').count() === 0 && closedText.includes('12 to 18 hours'), `asked again, the question is not answered from the entry: ${closedText.slice(0, 200)}`);
+    assert(await closed.locator('[data-testid="citation-link"][title*="answers-from-gaps.md"]').count() > 0, `the answer does not cite the new entry: ${closedText.slice(0, 200)}`);
+    log('ok   gaps closed: a refused question drafted, approved and indexed; asked again, answered from the new entry, cited');
 
     // Deleted from the page: asked to confirm, gone from the list, its folder in the trash.
     await byId('tab-skills').click();

@@ -1,8 +1,12 @@
-// The Gaps view: what the knowledge base did not answer well, by cause.
+// The Gaps view: what the knowledge base did not answer well, by cause, and each gap closed:
+// drafted into a new entry (or a routing example), edited and approved into the skill, or
+// marked resolved. Writes need `serve --allow-writes`.
 import { $, dash, el } from '../dom.js';
 import { formatTime, plural } from '../format.js';
-import { api, enc } from '../api.js';
-import { guard } from '../ui.js';
+import { api, ApiError, enc } from '../api.js';
+import { clearError, guard, showError } from '../ui.js';
+import { fetchJob } from '../jobs.js';
+import { loadSkills } from '../skills.js';
 import { state } from '../state.js';
 import { runSearch } from './search.js';
 
@@ -13,6 +17,7 @@ const CAUSES = [
 ];
 
 async function loadGaps() {
+  if (!state.skills.length) await loadSkills();
   const skill = $('#gaps-skill').value;
   const body = await api('GET', `/v1/gaps?limit=500${skill ? `&skill=${enc(skill)}` : ''}`);
   renderGaps((body && body.gaps) || []);
@@ -58,10 +63,21 @@ function renderGaps(gaps) {
           el('td', { class: 'num', text: String(g.count ?? '') }),
           el('td', { class: 'when', title: formatTime(g.first_seen) ? `first seen ${formatTime(g.first_seen)}` : null },
             formatTime(g.last_seen) || dash()),
-          el('td', {}, el('button', {
+          el('td', { class: 'gap-actions' }, el('button', {
             type: 'button', class: 'small secondary', title: 'Search this question in Retrieval testing',
             dataset: { testid: 'gap-search' }, text: 'Search', onclick: () => searchGap(g),
-          }))));
+          }), state.skillsWritable ? [
+            el('button', {
+              type: 'button', class: 'small', dataset: { testid: 'gap-draft' },
+              title: cause === 'routing' ? `Draft a routing example for ${g.skill}` : 'Draft a knowledge entry answering it',
+              text: 'Draft', onclick: guard((ev) => draftGap(g, ev.target.closest('tr'))),
+            }),
+            el('button', {
+              type: 'button', class: 'small secondary', dataset: { testid: 'gap-resolve' }, text: 'Resolve',
+              title: 'Mark it resolved: it leaves the list until it is asked again',
+              onclick: guard(() => resolveGap(g)),
+            }),
+          ] : null)));
       }
       section.append(el('div', { class: 'table-wrap' }, el('table', { class: 'data' },
         el('thead', {}, el('tr', {},
@@ -71,6 +87,87 @@ function renderGaps(gaps) {
     }
     box.append(section);
   }
+}
+
+// -- Closing a gap -----------------------------------------------------------------------------
+
+/** Drafts an entry from the gap and opens it, editable, under its row. */
+async function draftGap(g, row) {
+  clearError();
+  const open = row.nextElementSibling;
+  if (open && open.dataset.testid === 'draft-row') return;
+  const body = await api('POST', `/v1/gaps/${enc(g.id)}/draft`);
+  const draft = body.draft;
+  const example = draft.kind === 'example';
+  const question = el('input', { type: 'text', dataset: { testid: 'draft-question' }, 'aria-label': 'Question' });
+  question.value = draft.question;
+  const answer = el('textarea', { rows: 5, dataset: { testid: 'draft-answer' }, 'aria-label': 'Answer' });
+  answer.value = draft.answer || '';
+  const skill = el('select', { dataset: { testid: 'draft-skill' }, 'aria-label': 'Skill to write it into' });
+  for (const s of state.skills) skill.append(el('option', { value: s.skill, text: s.skill }));
+  if (draft.skill) skill.value = draft.skill;
+  const error = el('div', { class: 'field-error', dataset: { testid: 'draft-error' } });
+  const what = example
+    ? `A routing example for ${draft.skill}: it joins the skill's ## Examples, so questions like it go there.`
+    : `A new entry in ${draft.skill || 'a skill'}'s knowledge (knowledge/answers-from-gaps.md). `
+      + (draft.sources && draft.sources.length ? `The answer below is the best passage it has now (${draft.sources.join(', ')}): rewrite it.` : 'Write the answer.');
+  const cell = el('td', { colspan: 6 }, el('div', { class: 'draft', dataset: { testid: 'draft', id: draft.id } },
+    el('div', { class: 'hint', text: what }),
+    el('label', {}, 'Skill', skill),
+    el('label', {}, 'Question', question),
+    example ? null : el('label', {}, 'Answer', answer),
+    error,
+    el('div', { class: 'form-actions' },
+      el('button', {
+        type: 'button', dataset: { testid: 'draft-approve' }, text: example ? 'Add the example' : 'Approve and index',
+        onclick: guard(() => approveDraft(draft, { skill: skill.value, question: question.value, answer: example ? undefined : answer.value }, error)),
+      }),
+      el('button', { type: 'button', class: 'secondary', text: 'Cancel', onclick: () => draftRow.remove() }))));
+  const draftRow = el('tr', { class: 'draft-row', dataset: { testid: 'draft-row' } }, cell);
+  row.after(draftRow);
+  (example ? question : answer).focus();
+}
+
+async function approveDraft(draft, changes, error) {
+  clearError();
+  error.textContent = '';
+  let approved;
+  try {
+    approved = await api('POST', `/v1/drafts/${enc(draft.id)}/approve`, changes);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 422) {
+      error.textContent = err.message;
+      return;
+    }
+    throw err;
+  }
+  const status = $('#gaps-status');
+  status.hidden = false;
+  status.dataset.state = 'running';
+  status.textContent = `Written to ${approved.path}; indexing ${approved.skill}…`;
+  await waitForJob(approved.job && approved.job.id);
+  status.dataset.state = 'done';
+  status.textContent = `Written to ${approved.path} and indexed: ask the question again to get it.`;
+  await loadSkills();
+  await loadGaps();
+}
+
+/** Waits for the re-index `id` to end. */
+async function waitForJob(id) {
+  for (;;) {
+    const job = await fetchJob(() => {}, () => {});
+    if (job && job.id === id && job.state !== 'running') {
+      if (job.state === 'failed') showError(`re-index #${job.id} failed: ${job.message || 'no message'}`);
+      return;
+    }
+    await new Promise((resolve) => { setTimeout(resolve, 500); });
+  }
+}
+
+async function resolveGap(g) {
+  clearError();
+  await api('POST', `/v1/gaps/${enc(g.id)}/resolve`);
+  await loadGaps();
 }
 
 /** Wires the view's controls (once, at start). */
