@@ -33,6 +33,8 @@ fn documents_are_uploaded_listed_and_deleted_with_a_reindex() {
     assert_eq!(status, 200, "{list}");
     assert_eq!(list["writable"], true);
     let before = list["documents"].as_array().unwrap().len();
+    let first_indexed: Vec<(Value, Value)> =
+        list["documents"].as_array().unwrap().iter().map(|d| (d["name"].clone(), d["indexed_at"].clone())).collect();
     assert!(before > 0 && list["documents"].as_array().unwrap().iter().all(|d| d["status"] == "indexed"), "{list}");
 
     // A DOCX and a PDF in one upload; the re-index job starts at once.
@@ -52,6 +54,12 @@ fn documents_are_uploaded_listed_and_deleted_with_a_reindex() {
     assert_eq!(pdf["status"], "indexed", "{pdf}");
     assert_eq!(pdf["format"], "PDF");
     assert_eq!(pdf["pages"], 3, "{pdf}");
+    assert!(pdf["encoding"].is_null(), "a PDF has no character encoding: {pdf}");
+    // "last indexed" is each file's own: the files the upload did not change keep their time.
+    for (name, at) in &first_indexed {
+        let now = list["documents"].as_array().unwrap().iter().find(|d| &d["name"] == name).unwrap();
+        assert_eq!(&now["indexed_at"], at, "{now}");
+    }
     assert!(pdf["chunks"].as_u64().unwrap() > 0 && pdf["indexed_at"].as_i64().unwrap() > 0, "{pdf}");
     let docx = document(&list, "knowledge/guide.docx").unwrap();
     assert_eq!((docx["status"].as_str(), docx["format"].as_str()), (Some("indexed"), Some("DOCX")), "{docx}");

@@ -53,6 +53,11 @@ impl Format {
         matches!(self, Format::Markdown | Format::Html | Format::Docx | Format::Image)
     }
 
+    /// Whether the file is text read in some character encoding (not PDF, DOCX or a picture).
+    pub fn is_text(self) -> bool {
+        !matches!(self, Format::Pdf | Format::Docx | Format::Image)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Markdown => "Markdown",
@@ -64,6 +69,15 @@ impl Format {
             Format::Image => "image",
         }
     }
+}
+
+/// A title a generator writes when the author gave none (a PDF's "untitled", Word's
+/// "Document1"): the text's own title, or the file name, says more.
+fn is_placeholder_title(title: &str) -> bool {
+    let t = title.trim().to_lowercase();
+    let stem = t.trim_end_matches(|c: char| c.is_ascii_digit()).trim();
+    matches!(stem, "untitled" | "untitled document" | "document" | "无标题" | "無標題" | "新建文档" | "microsoft word")
+        || t.starts_with("microsoft word - ")
 }
 
 /// A loaded knowledge file.
@@ -172,7 +186,7 @@ pub fn load_document_with_warnings(
     let title = extracted
         .title
         .clone()
-        .filter(|t| !t.trim().is_empty())
+        .filter(|t| !t.trim().is_empty() && !is_placeholder_title(t))
         .or_else(|| if format.is_markdown() { markdown_title(&extracted.text) } else { text_title(&extracted.text) })
         .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
     let document = Document {
@@ -414,6 +428,20 @@ fn text_title(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use skillrag_ocr::{Ocr, OcrError};
+
+    #[test]
+    fn a_generator_s_placeholder_title_gives_way() {
+        for placeholder in
+            ["untitled", "Untitled", " UNTITLED ", "Untitled1", "无标题", "Document1", "Microsoft Word - notes.docx"]
+        {
+            assert!(is_placeholder_title(placeholder), "{placeholder}");
+        }
+        for title in ["Tea Brewing Manual", "Untitled Goose Game", "Documentation", "劳动合同法"] {
+            assert!(!is_placeholder_title(title), "{title}");
+        }
+        assert!(Format::Markdown.is_text() && Format::Faq(FaqFormat::Csv).is_text());
+        assert!(!Format::Pdf.is_text() && !Format::Docx.is_text() && !Format::Image.is_text());
+    }
 
     #[test]
     fn the_listed_extensions_are_the_ones_read() {

@@ -31,6 +31,8 @@ function currentView() {
 
 function showView() {
   const view = currentView();
+  // An error belongs to what was done in the view it came from.
+  clearError();
   for (const v of VIEWS) {
     $(`#view-${v}`).hidden = v !== view;
     const tab = $(`#tab-${v}`);

@@ -309,10 +309,12 @@ fn listed_document(
         format: format.map_or("unknown", Format::name).to_string(),
         doc_type: entry.map(|e| e.doc_type.to_string()),
         size: meta.as_ref().map_or(entry.map_or(0, |e| e.size), |m| m.len()),
-        encoding: entry.map(|e| e.encoding.clone()),
+        // A binary format has no character encoding to show (the index records its format name).
+        encoding: entry.map(|e| e.encoding.clone()).filter(|_| format.is_some_and(Format::is_text)),
         pages,
         chunks: entry.map_or(0, |e| e.chunks),
-        indexed_at: entry.and(indexed_at),
+        // The file's own time; an index written before files kept theirs gives its own.
+        indexed_at: entry.and_then(|e| e.indexed_at.or(indexed_at)),
         status,
         errors,
     }
@@ -326,10 +328,11 @@ fn deleted_document(source: &str, entry: &skillrag_store::FileEntry, indexed_at:
         format: Format::from_path(Path::new(source)).map_or("unknown", Format::name).to_string(),
         doc_type: Some(entry.doc_type.to_string()),
         size: entry.size,
-        encoding: Some(entry.encoding.clone()),
+        encoding: Some(entry.encoding.clone())
+            .filter(|_| Format::from_path(Path::new(source)).is_some_and(Format::is_text)),
         pages: None,
         chunks: entry.chunks,
-        indexed_at,
+        indexed_at: entry.indexed_at.or(indexed_at),
         status: "deleted",
         errors: Vec::new(),
     }

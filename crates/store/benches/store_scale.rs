@@ -124,6 +124,7 @@ fn manifest(chunks: usize) -> Manifest {
                 ocr_pages: Vec::new(),
                 image: None,
                 edits: None,
+                indexed_at: None,
             },
         );
     }

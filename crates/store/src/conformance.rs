@@ -87,6 +87,7 @@ pub fn manifest(sources: &[(&str, DocType)]) -> Manifest {
                 ocr_pages: Vec::new(),
                 image: None,
                 edits: None,
+                indexed_at: None,
             },
         );
     }

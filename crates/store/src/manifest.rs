@@ -131,6 +131,10 @@ pub struct FileEntry {
     /// the edits change, the file is chunked again though its bytes did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edits: Option<String>,
+    /// When this version of the file was chunked (Unix seconds): a file carried over unchanged
+    /// keeps its time, so "last indexed" is the file's, not the latest re-index's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexed_at: Option<i64>,
 }
 
 fn is_zero(n: &usize) -> bool {

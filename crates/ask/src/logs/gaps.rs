@@ -174,8 +174,15 @@ impl GapLog {
             .read::<Resolved>()
             .map(|(r, _)| r.into_iter().map(|r| (r.id, r.time)).collect())
             .unwrap_or_default();
-        let mut gaps: Vec<Gap> =
-            groups.into_values().filter(|g| resolved.get(&g.id).is_none_or(|&at| g.last_seen > at)).collect();
+        // A refusal the user then rated down naming the skill (or no skill) is the router's
+        // mistake, listed once, under routing, not also as missing knowledge.
+        let misrouted: std::collections::HashSet<String> =
+            groups.values().filter(|g| g.cause == GapCause::Routing).map(|g| normalize(&g.query)).collect();
+        let mut gaps: Vec<Gap> = groups
+            .into_values()
+            .filter(|g| resolved.get(&g.id).is_none_or(|&at| g.last_seen > at))
+            .filter(|g| !(g.cause == GapCause::Content && misrouted.contains(&normalize(&g.query))))
+            .collect();
         for gap in &mut gaps {
             gap.comments.reverse();
         }
@@ -275,6 +282,25 @@ mod tests {
         let plain = GapLog::record_of(&answer, None).unwrap();
         assert_eq!((plain.query.as_str(), plain.asked.as_deref()), ("and what about WPS?", None));
         assert!(!serde_json::to_string(&plain).unwrap().contains("asked"), "older readers see the same record");
+    }
+
+    #[test]
+    fn a_refusal_rated_down_naming_a_skill_is_listed_once_under_routing() {
+        use crate::logs::feedback::{FeedbackRecord, Judgement};
+        let dir = tempfile::tempdir().unwrap();
+        let log = GapLog::new(dir.path());
+        let refusal = refused("白茶怎么存放？", None, RefusalKind::OutOfScope);
+        log.record(&refusal, None);
+        log.record(&refused("押金多少", Some("router"), RefusalKind::NotFound), None);
+        let judgement = Judgement { skill: Some("tea".into()), ..Default::default() };
+        let feedback = vec![FeedbackRecord::new(judgement, Rating::Down, Some(&refusal))];
+        let (gaps, _) = log.list_with_feedback(None, &feedback).unwrap();
+        let listed: Vec<(GapCause, &str)> = gaps.iter().map(|g| (g.cause, g.query.as_str())).collect();
+        assert_eq!(listed.len(), 2, "{listed:?}");
+        assert!(
+            listed.contains(&(GapCause::Routing, "白茶怎么存放？"))
+                && listed.contains(&(GapCause::Content, "押金多少"))
+        );
     }
 
     #[test]

@@ -127,6 +127,10 @@ impl<F: Fn(&Document) -> (Chunked, skillrag_core::DocType) + Sync> LoadContext<'
             image: doc.image.map(|i| (i.width as u32, i.height as u32)),
             ocr_pages: doc.ocr.iter().map(|o| (o.page.unwrap_or(0), (o.confidence * 100.0).round() as u8)).collect(),
             edits,
+            indexed_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .and_then(|d| i64::try_from(d.as_secs()).ok()),
         };
         Outcome::Changed { entry, chunks }
     }
