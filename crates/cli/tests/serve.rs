@@ -686,6 +686,12 @@ fn web_page_in_headless_chromium() {
         "skills-lint.png",
         "chunk-edits.png",
         "gaps-draft.png",
+        "chat-420.png",
+        "skills-420.png",
+        "documents-420.png",
+        "retrieval-420.png",
+        "gaps-420.png",
+        "index-420.png",
     ];
     for shot in &shots {
         let size = std::fs::metadata(screenshots.path().join(shot)).map_or(0, |m| m.len());

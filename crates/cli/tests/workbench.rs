@@ -425,6 +425,58 @@ fn gaps_become_drafts_that_are_approved_into_the_knowledge() {
 }
 
 #[test]
+fn uploads_go_into_a_tier_and_documents_are_deleted_together() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let knowledge = project.path().join("skills/router-faq/knowledge");
+    let (status, body) = server.upload(
+        "/v1/skills/router-faq/documents?tier=rules",
+        &[("no-refunds.md", b"# No refunds\n\nOpened routers are never refunded.\n")],
+    );
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["documents"][0]["name"], "knowledge/rules/no-refunds.md", "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    let (status, body) = server
+        .upload("/v1/skills/router-faq/documents?tier=examples", &[("sample.md", b"# Sample\n\nA good answer.\n")]);
+    assert_eq!(status, 202, "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    let (_, sources) = server.get_json("/v1/skills/router-faq/sources");
+    let tier_of = |name: &str| {
+        sources["sources"].as_array().unwrap().iter().find(|s| s["source"] == name).map(|s| s["tier"].clone())
+    };
+    assert_eq!(tier_of("knowledge/rules/no-refunds.md"), Some(json!("rules")), "{sources}");
+    assert_eq!(tier_of("knowledge/examples/sample.md"), Some(json!("examples")), "{sources}");
+    let (status, body) = server.upload("/v1/skills/router-faq/documents?tier=secrets", &[("x.md", b"# X")]);
+    assert_eq!(status, 422, "{body}");
+    assert!(!knowledge.join("secrets").exists() && !knowledge.join("x.md").exists());
+
+    // Several at once, one re-index; a name that is not there deletes nothing.
+    let (status, body) = server.send(
+        "DELETE",
+        "/v1/skills/router-faq/documents",
+        Some(json!({"names": ["knowledge/rules/no-refunds.md", "no-such.md"]})),
+    );
+    assert_eq!(status, 404, "{body}");
+    assert!(knowledge.join("rules/no-refunds.md").is_file(), "nothing deleted");
+    let (status, body) = server.send(
+        "DELETE",
+        "/v1/skills/router-faq/documents",
+        Some(json!({"names": ["knowledge/rules/no-refunds.md", "sample.md"]})),
+    );
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["deleted"], json!(["knowledge/rules/no-refunds.md", "knowledge/examples/sample.md"]), "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    assert!(!knowledge.join("rules/no-refunds.md").exists() && !knowledge.join("examples/sample.md").exists());
+    let (_, list) = server.get_json("/v1/skills/router-faq/documents");
+    assert!(!list.to_string().contains("no-refunds.md") && !list.to_string().contains("sample.md"), "{list}");
+    for names in [json!([]), json!(["../SKILL.md"])] {
+        let (status, body) = server.send("DELETE", "/v1/skills/router-faq/documents", Some(json!({"names": names})));
+        assert!(status == 422 || status == 400, "{names}: {status} {body}");
+    }
+    assert!(project.path().join("skills/router-faq/SKILL.md").is_file());
+}
+
+#[test]
 fn writes_are_off_unless_allowed() {
     let project = demo_indexed();
     let server = Server::start(project.path(), &[], &[]);

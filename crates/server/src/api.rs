@@ -269,6 +269,10 @@ pub async fn document_chunks(
 pub struct UploadQuery {
     #[serde(default)]
     pub replace: bool,
+    /// The tier the files join: `references` (the default), `rules` or `examples` — a
+    /// `rules/` or `examples/` folder inside the knowledge folder.
+    #[serde(default)]
+    pub tier: Option<String>,
 }
 
 /// Uploads (multipart `file` parts) into the skill's knowledge folder, then re-indexes it.
@@ -289,7 +293,16 @@ pub async fn upload_documents(
             format!("send multipart/form-data with `file` parts: {}", e.body_text()),
         )
     })?;
-    let target = shared.service.upload_target(skill, q.replace).await?;
+    let tier = match q.tier.as_deref() {
+        None => skillrag_core::Tier::References,
+        Some(t) => skillrag_core::Tier::parse(t).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("`tier={t}`: upload into `references` (the default), `rules` or `examples`"),
+            )
+        })?,
+    };
+    let target = shared.service.upload_target(skill, q.replace, tier).await?;
     let timeout = shared.options.body_timeout;
     let Ok(files) = tokio::time::timeout(timeout, read_uploads(&target, multipart)).await else {
         let mut r = ApiError::new(
@@ -495,6 +508,27 @@ pub async fn approve_draft(
     require_writes(&shared)?;
     record_id(&id, "d-")?;
     Ok(axum::Json(shared.service.approve_draft(id, approval).await?).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteDocumentsRequest {
+    pub names: Vec<String>,
+}
+
+/// Deletes several documents of the skill (`{"names": [...]}`), then re-indexes it once.
+pub async fn delete_documents(
+    State(shared): State<Shared>,
+    Path(skill): Path<String>,
+    Json(req): Json<DeleteDocumentsRequest>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    for name in &req.names {
+        paths::source_path(name)?;
+    }
+    let (deleted, job) = shared.service.delete_documents(skill, req.names).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({"deleted": deleted, "job": job}))).into_response())
 }
 
 fn require_writes(shared: &Shared) -> Result<(), ApiError> {

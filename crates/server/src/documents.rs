@@ -389,12 +389,22 @@ impl Service {
 
     /// Where an upload into `skill` goes, checked before its body is read: the skill exists, the
     /// store takes writes, no re-index is running, and the skill has a folder of its own to write into.
-    pub async fn upload_target(self: &Arc<Self>, skill: String, replace: bool) -> Result<UploadTarget, ApiError> {
+    pub async fn upload_target(
+        self: &Arc<Self>,
+        skill: String,
+        replace: bool,
+        tier: skillrag_core::Tier,
+    ) -> Result<UploadTarget, ApiError> {
         self.check_writable(&skill)?;
         let live = self.live();
         blocking(move || {
             let engine = &live.assistant.engine;
-            let folder = upload_folder(engine, &skill)?;
+            let base = upload_folder(engine, &skill)?;
+            // A tier is a folder inside the knowledge folder (`knowledge/rules/`), as indexing reads it.
+            let folder = match tier {
+                skillrag_core::Tier::References => base,
+                other => format!("{base}/{other}"),
+            };
             let dir = knowledge_dir(engine, &skill, &folder)?;
             let existing = names_in(&dir)?.into_keys().collect();
             let limit = engine.settings().index.load.max_file_bytes;
@@ -435,30 +445,62 @@ impl Service {
         skill: String,
         name: String,
     ) -> Result<(String, IndexJob), ApiError> {
+        let (mut deleted, job) = self.delete_documents(skill, vec![name]).await?;
+        Ok((deleted.remove(0), job))
+    }
+
+    /// Deletes several documents of the skill's knowledge (each named as for
+    /// [`Service::delete_document`]) and starts one re-index. Every name is resolved before any
+    /// file is removed: one that is not found deletes nothing.
+    pub async fn delete_documents(
+        self: &Arc<Self>,
+        skill: String,
+        names: Vec<String>,
+    ) -> Result<(Vec<String>, IndexJob), ApiError> {
+        if names.is_empty() {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "`names` is empty: name the documents to delete",
+            ));
+        }
+        if names.len() > MAX_FILES {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("more than {MAX_FILES} documents in one request: delete them in several"),
+            ));
+        }
         let _writing = self.writes.lock().await;
         self.check_writable(&skill)?;
         self.note_pending(std::slice::from_ref(&skill));
         let live = self.live();
-        let source = blocking({
+        let sources = blocking({
             let skill = skill.clone();
             move || {
                 let engine = &live.assistant.engine;
                 let found = engine.skill(&skill)?;
                 let listing = engine.project.knowledge_files(found);
-                // Matched against the listing, never joined onto a path.
-                let source = resolve_document(&skill, &name, listing.files.iter().map(|f| f.source.as_str()))?;
-                let file = listing
-                    .files
-                    .iter()
-                    .find(|f| f.source == source)
-                    .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no document `{name}`")))?;
-                remove_inside(&found.dir, &file.path, &source)?;
-                Ok(source)
+                let mut targets: Vec<(String, PathBuf)> = Vec::new();
+                for name in &names {
+                    // Matched against the listing, never joined onto a path.
+                    let source = resolve_document(&skill, name, listing.files.iter().map(|f| f.source.as_str()))?;
+                    let file = listing
+                        .files
+                        .iter()
+                        .find(|f| f.source == source)
+                        .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no document `{name}`")))?;
+                    if !targets.iter().any(|(s, _)| s == &source) {
+                        targets.push((source, file.path.clone()));
+                    }
+                }
+                for (source, path) in &targets {
+                    remove_inside(&found.dir, path, source)?;
+                }
+                Ok(targets.into_iter().map(|(s, _)| s).collect::<Vec<String>>())
             }
         })
         .await?;
-        let job = self.reindex_after_change(skill, &format!("`{source}` deleted"))?;
-        Ok((source, job))
+        let job = self.reindex_after_change(skill, &format!("`{}` deleted", sources.join("`, `")))?;
+        Ok((sources, job))
     }
 
     /// The chunks of one indexed document, named by its path or, when unambiguous, its bare

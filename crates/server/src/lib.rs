@@ -154,7 +154,10 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/skills/{skill}/pictures/{*source}", get(api::picture))
         .route(
             "/v1/skills/{skill}/documents",
-            get(api::documents).post(api::upload_documents).layer(DefaultBodyLimit::max(shared.options.max_upload)),
+            get(api::documents)
+                .post(api::upload_documents)
+                .delete(api::delete_documents)
+                .layer(DefaultBodyLimit::max(shared.options.max_upload)),
         )
         .route("/v1/skills/{skill}/documents/{name}", delete(api::delete_document))
         .route("/v1/skills/{skill}/documents/{name}/chunks", get(api::document_chunks))

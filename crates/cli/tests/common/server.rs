@@ -114,7 +114,10 @@ impl Server {
         let url = self.url(path);
         let r = match (method, body) {
             ("GET", _) => self.agent.get(&url).call(),
-            ("DELETE", _) => self.agent.delete(&url).call(),
+            ("DELETE", Some(b)) => {
+                self.agent.delete(&url).force_send_body().header("content-type", "application/json").send(b.to_string())
+            }
+            ("DELETE", None) => self.agent.delete(&url).call(),
             ("POST", Some(b)) => self.agent.post(&url).header("content-type", "application/json").send(b.to_string()),
             ("POST", None) => self.agent.post(&url).send_empty(),
             ("PATCH", Some(b)) => self.agent.patch(&url).header("content-type", "application/json").send(b.to_string()),

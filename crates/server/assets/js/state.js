@@ -17,5 +17,7 @@ export const state = {
   docs: null,           // GET /v1/skills/{skill}/documents of the skill shown
   docsPolling: null,    // timer of the re-index poll after an upload or delete
   pendingUpload: null,  // files waiting for "Replace" after a name conflict
+  docsView: { filter: '', sort: 'name', dir: 1, page: 0 }, // the documents list's filter, order and page
+  docsSelected: new Set(), // names of the documents ticked for "Delete selected"
   loaded: false,
 };

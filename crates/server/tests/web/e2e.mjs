@@ -195,7 +195,7 @@ async function launchBrowser() {
 async function main() {
   const browser = await launchBrowser();
   try {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, locale: 'en-US' });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-US' });
     // The Copy button writes the clipboard; the test reads it back.
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     const page = await context.newPage();
@@ -669,6 +669,13 @@ async function main() {
     assert(/\d/.test(faqRow[headers2.indexOf('chunks')]) && /20\d\d-/.test(faqRow[headers2.indexOf('last indexed')]),
       `knowledge/faq.md shows no chunk count or time of indexing: ${faqRow.join(' | ')}`);
 
+    // The filter narrows the list by name or title.
+    await byId('docs-filter').fill('faq');
+    const filtered = await docRows.evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    assert(filtered.length >= 1 && filtered.every((n) => /faq/i.test(n)), `filtering by "faq" lists ${filtered.join(', ')}`);
+    await byId('docs-filter').fill('');
+    assert(await docRows.count() === listed.length, 'clearing the filter does not list every document again');
+
     // A type no format reads: refused with a clear message, nothing sent.
     await byId('docs-file').setInputFiles({ name: 'notes.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ not a document') });
     await byId('error-banner').waitFor({ state: 'visible' }).catch(() => { throw new Failure('uploading notes.exe showed no error'); });
@@ -1027,9 +1034,23 @@ async function main() {
     for (const s of SKILLS) assert(await skillRow(s).count() === 1, `deleting coffee-brewing took ${s} with it`);
     await bannerClear();
     log(`ok   skills: deleted: ${deletedNote}`);
+    // Every view on a phone: the tab bar scrolls, no table pushes the page sideways.
     await page.setViewportSize({ width: 420, height: 900 });
-    await page.screenshot({ path: path.join(shotDir, 'skills-420.png'), fullPage: false });
-    await page.setViewportSize({ width: 1400, height: 900 });
+    for (const view of ['chat', 'skills', 'documents', 'retrieval', 'gaps', 'index']) {
+      await byId(`tab-${view}`).scrollIntoViewIfNeeded();
+      await byId(`tab-${view}`).click();
+      await byId(`view-${view}`).waitFor({ state: 'visible' });
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: path.join(shotDir, `${view}-420.png`), fullPage: false });
+      const wide = await page.evaluate(() => {
+        const over = [...document.querySelectorAll(`#view-${location.hash.slice(1) || 'chat'} *`)]
+          .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-wrap'))
+          .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}.${e.className}`);
+        return { width: document.documentElement.scrollWidth, over: over.slice(0, 5) };
+      });
+      assert(wide.width <= 430, `the ${view} view is ${wide.width} px wide at 420 px: it scrolls sideways (${wide.over.join(', ')})`);
+    }
+    await page.setViewportSize({ width: 1280, height: 860 });
 
     step = 'end';
     assert(jsErrors.length === 0, `JavaScript errors on the page:\n  ${jsErrors.join('\n  ')}`);

@@ -47,6 +47,11 @@ function updateDocsControls() {
   drop.setAttribute('aria-disabled', String(!enabled));
   $('#docs-file').disabled = !enabled;
   for (const b of document.querySelectorAll('#docs-table .doc-delete')) b.disabled = !enabled;
+  const selected = state.docsSelected.size;
+  $('#docs-delete-selected').disabled = !enabled || selected === 0;
+  $('#docs-delete-selected').textContent = selected ? `Delete selected (${selected})` : 'Delete selected';
+  $('#docs-delete-selected').hidden = !writable;
+  $('#docs-select-all').disabled = !writable;
 }
 
 function renderDocuments() {
@@ -66,10 +71,14 @@ function renderDocuments() {
   const tbody = $('#docs-table tbody');
   tbody.textContent = '';
   if (!docs.length) {
-    tbody.append(el('tr', {}, el('td', { colspan: 10, class: 'none', text: 'No documents yet. Drop files above to add some.' })));
+    tbody.append(el('tr', {}, el('td', { colspan: 11, class: 'none', text: 'No documents yet. Drop files above to add some.' })));
   }
   const open = $('#docs-chunks');
-  for (const doc of docs) {
+  const shown = pageOf(docs);
+  if (docs.length && !shown.length) {
+    tbody.append(el('tr', {}, el('td', { colspan: 11, class: 'none', text: 'No document matches the filter.' })));
+  }
+  for (const doc of shown) {
     const errors = doc.errors || [];
     const status = String(doc.status || 'unknown');
     const name = el('button', {
@@ -84,6 +93,11 @@ function renderDocuments() {
       class: !open.hidden && open.dataset.name === doc.name ? 'chosen' : '',
       dataset: { testid: 'doc-row', name: doc.name, status, chunks: doc.chunks ?? '' },
     },
+    el('td', { class: 'pick' }, el('input', {
+      type: 'checkbox', class: 'doc-select', 'aria-label': `Select ${doc.name}`, dataset: { testid: 'doc-select', name: doc.name },
+      checked: state.docsSelected.has(doc.name),
+      onchange: (ev) => { if (ev.target.checked) state.docsSelected.add(doc.name); else state.docsSelected.delete(doc.name); updateDocsControls(); },
+    })),
     el('td', { class: 'src doc-name' }, name, doc.title && !doc.name.endsWith(`/${doc.title}`) && doc.title !== doc.name.replace(/^.*\//, '').replace(/\.[^.]*$/, '')
       ? el('div', { class: 'rank', text: doc.title }) : null),
     el('td', {}, doc.format || dash(), doc.doc_type ? el('div', { class: 'rank', text: doc.doc_type }) : null),
@@ -102,6 +116,53 @@ function renderDocuments() {
   }
   if (!open.hidden && !docs.some((doc) => doc.name === open.dataset.name && doc.status !== 'deleted')) closeDocument();
   updateDocsControls();
+}
+
+// -- Filter, sort, pages and the selection --------------------------------------------------
+
+const PAGE_SIZE = 50;
+
+/** The documents shown: those the filter matches, sorted, one page of them. */
+function pageOf(docs) {
+  const view = state.docsView;
+  const needle = view.filter.trim().toLowerCase();
+  const matching = docs.filter((d) => !needle || `${d.name} ${d.title || ''}`.toLowerCase().includes(needle));
+  const key = view.sort;
+  matching.sort((a, b) => {
+    const x = a[key] ?? '';
+    const y = b[key] ?? '';
+    const order = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    return order * view.dir || a.name.localeCompare(b.name);
+  });
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE_SIZE));
+  view.page = Math.min(view.page, pages - 1);
+  const first = view.page * PAGE_SIZE;
+  const pager = $('#docs-pager');
+  pager.hidden = matching.length <= PAGE_SIZE;
+  $('#docs-page').textContent = `${matching.length ? first + 1 : 0}–${Math.min(first + PAGE_SIZE, matching.length)} of ${matching.length}`;
+  $('#docs-prev').disabled = view.page === 0;
+  $('#docs-next').disabled = view.page >= pages - 1;
+  for (const th of document.querySelectorAll('#docs-table th[data-sort]')) {
+    th.dataset.sorted = th.dataset.sort === key ? (view.dir > 0 ? 'up' : 'down') : '';
+  }
+  // Only what is listed can stay selected.
+  for (const name of [...state.docsSelected]) if (!docs.some((d) => d.name === name)) state.docsSelected.delete(name);
+  return matching.slice(first, first + PAGE_SIZE);
+}
+
+async function deleteSelected() {
+  const skill = state.docs.skill;
+  const names = [...state.docsSelected];
+  if (!names.length) return;
+  const ok = await confirmDialog(
+    `Delete ${plural(names.length, 'document')} from ${skill}? The files are removed from the skill's folder and the skill is re-indexed once without them.`,
+    'Delete');
+  if (!ok) return;
+  clearError();
+  const body = await api('DELETE', documentsUrl(skill), { names });
+  state.docsSelected.clear();
+  if (names.includes($('#docs-chunks').dataset.name)) closeDocument();
+  await followJob(body && body.job, `Deleted ${(body && body.deleted || names).join(', ')} from ${skill}.`);
 }
 
 function closeDocument() {
@@ -260,7 +321,9 @@ async function uploadFiles(fileList, replace = false) {
   drop.classList.add('uploading');
   let body;
   try {
-    const res = await fetch(`${documentsUrl(d.skill)}${replace ? '?replace=true' : ''}`, {
+    const query = new URLSearchParams({ tier: $('#docs-tier').value || 'references' });
+    if (replace) query.set('replace', 'true');
+    const res = await fetch(`${documentsUrl(d.skill)}?${query}`, {
       method: 'POST', headers: headers(false), body: form,
     });
     await check(res);
@@ -347,6 +410,25 @@ export function init() {
     guard(loadDocuments)();
   });
   $('#docs-refresh').addEventListener('click', guard(loadDocuments));
+  $('#docs-filter').addEventListener('input', () => { state.docsView.filter = $('#docs-filter').value; state.docsView.page = 0; if (state.docs) renderDocuments(); });
+  for (const th of document.querySelectorAll('#docs-table th[data-sort]')) {
+    th.addEventListener('click', () => {
+      const view = state.docsView;
+      view.dir = view.sort === th.dataset.sort ? -view.dir : 1;
+      view.sort = th.dataset.sort;
+      if (state.docs) renderDocuments();
+    });
+  }
+  $('#docs-prev').addEventListener('click', () => { state.docsView.page -= 1; renderDocuments(); });
+  $('#docs-next').addEventListener('click', () => { state.docsView.page += 1; renderDocuments(); });
+  $('#docs-select-all').addEventListener('change', (ev) => {
+    for (const box of document.querySelectorAll('#docs-table .doc-select')) {
+      box.checked = ev.target.checked;
+      if (box.checked) state.docsSelected.add(box.dataset.name); else state.docsSelected.delete(box.dataset.name);
+    }
+    updateDocsControls();
+  });
+  $('#docs-delete-selected').addEventListener('click', guard(deleteSelected));
   $('#docs-chunks-close').addEventListener('click', closeDocument);
   const drop = $('#docs-drop');
   const fileInput = $('#docs-file');
