@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The file, in the skill folder.
-pub const EDITS_FILE: &str = "chunk-edits.json";
+/// The file, in the skill folder (never listed as knowledge, whatever the skill's patterns).
+pub const EDITS_FILE: &str = skillrag_load::CHUNK_EDITS_FILE;
 
 /// Keywords or questions one chunk may carry, and the longest of each.
 pub const MAX_EXTRAS: usize = 32;

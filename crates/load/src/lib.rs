@@ -15,7 +15,9 @@ pub use decode::{decode, DecodeError, DecodeWarning, Decoded};
 pub use document::{load_document, load_document_with_warnings, Document, Format, LoadOptions};
 pub use read::{ImageSize, LoadError, OcrChoice, OcrPage};
 pub use skillrag_ocr as ocr;
-pub use walk::{list_knowledge_files, list_knowledge_files_in, project_folder, KnowledgeFile, Listing};
+pub use walk::{
+    list_knowledge_files, list_knowledge_files_in, project_folder, KnowledgeFile, Listing, CHUNK_EDITS_FILE,
+};
 
 /// A content hash as lowercase hex (blake3).
 pub fn content_hash(bytes: &[u8]) -> String {

@@ -112,7 +112,8 @@ pub fn list_knowledge_files_in(
             ));
         }
         if target.exists() {
-            let mut keep = |_: &str| true;
+            // The chunk edits are never knowledge, even when a pattern names the skill folder.
+            let mut keep = |relative: &str| !(anchor == Anchor::Skill && relative == CHUNK_EDITS_FILE);
             let at = Walk { base, prefix: anchor.source_prefix(), confinement };
             at.walk(&target, &mut keep, &mut files, &mut diagnostics);
         } else if !(anchor == Anchor::Skill && defaults.contains(&clean)) {
@@ -148,12 +149,13 @@ pub fn list_knowledge_files_in(
                 continue;
             }
         };
-        // A skill's own SKILL.md is its card, not knowledge; the project's configuration is never knowledge.
-        let own = match anchor {
-            Anchor::Skill => SKILL_FILE,
-            Anchor::Project => "skillrag.toml",
+        // A skill's own SKILL.md is its card and its chunk edits are about its knowledge, not
+        // knowledge; the project's configuration is never knowledge.
+        let own: &[&str] = match anchor {
+            Anchor::Skill => &[SKILL_FILE, CHUNK_EDITS_FILE],
+            Anchor::Project => &["skillrag.toml"],
         };
-        let mut keep = |relative: &str| relative != own && set.is_match(relative);
+        let mut keep = |relative: &str| !own.contains(&relative) && set.is_match(relative);
         match anchor {
             Anchor::Skill => {
                 let at = Walk { base: skill_dir, prefix: "", confinement };
@@ -195,6 +197,8 @@ fn literal_prefix(glob: &str) -> String {
 }
 
 const SKILL_FILE: &str = "SKILL.md";
+/// The skill's chunk edits (`skillrag_engine::edits`), beside its documents.
+pub const CHUNK_EDITS_FILE: &str = "chunk-edits.json";
 
 /// One walk's frame: sources are `prefix` + the path relative to `base`.
 struct Walk<'a> {
@@ -297,6 +301,19 @@ mod tests {
         let sources: Vec<_> = listing.files.iter().map(|f| f.source.as_str()).collect();
         assert_eq!(sources, vec!["knowledge/b.md", "knowledge/rules/a.md", "references/c.txt"]);
         assert!(listing.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn the_chunk_edits_are_never_knowledge() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        fs::write(dir.join(CHUNK_EDITS_FILE), "{}").unwrap();
+        fs::write(dir.join("faq.json"), "[]").unwrap();
+        for patterns in [vec!["*.json".to_string()], vec![".".to_string()]] {
+            let listing = list_knowledge_files(dir, &patterns, &["references", "knowledge"]);
+            let sources: Vec<_> = listing.files.iter().map(|f| f.source.as_str()).collect();
+            assert!(sources.contains(&"faq.json") && !sources.contains(&CHUNK_EDITS_FILE), "{patterns:?}: {sources:?}");
+        }
     }
 
     #[test]
