@@ -709,7 +709,7 @@ fn web_page_in_headless_chromium() {
     assert!(!project.path().join("skills/router-faq/knowledge/guide.docx").exists());
     // The skill the page created, edited and deleted: in the trash, no longer served.
     let (_, skills) = server.get_json("/v1/skills");
-    assert!(!skills.to_string().contains("coffee-brewing"), "{skills}");
+    assert!(!skills.to_string().contains("coffee-brewing") && !skills.to_string().contains("home-coffee"), "{skills}");
     let trash = std::fs::read_dir(project.path().join(".skillrag/trash")).map(|d| d.count()).unwrap_or(0);
     assert_eq!(trash, 1, "the deleted skill's folder is not in the trash");
     let (_, conversations) = server.get_json("/v1/conversations");

@@ -208,17 +208,38 @@ fn skills_are_created_edited_and_deleted_through_the_api() {
     let (status, _) = server.put_text("/v1/skills/no-such-skill/skill-md", &edited);
     assert_eq!(status, 404);
 
-    // Deleted: moved to the trash, no longer served or indexed.
-    let (status, deleted) = server.send("DELETE", "/v1/skills/coffee-brewing", None);
-    assert_eq!(status, 200, "{deleted}");
-    let trash = project.path().join(deleted["trash"].as_str().unwrap());
-    assert!(trash.join("knowledge/espresso.md").is_file() && !skills_dir.join("coffee-brewing").exists());
+    // Renamed: folder, SKILL.md and index follow; a bad or taken name is refused.
+    let (status, reply) = server.send("PATCH", "/v1/skills/coffee-brewing", Some(json!({"name": "Home Coffee"})));
+    assert_eq!((status, reply["error"]["field"].as_str()), (422, Some("name")), "{reply}");
+    let (status, reply) = server.send("PATCH", "/v1/skills/coffee-brewing", Some(json!({"name": "tea-brewing"})));
+    assert_eq!(status, 409, "{reply}");
+    let (status, renamed) = server.send("PATCH", "/v1/skills/coffee-brewing", Some(json!({"name": "home-coffee"})));
+    assert_eq!(status, 200, "{renamed}");
+    assert_eq!(renamed["path"], "skills/home-coffee/SKILL.md", "{renamed}");
+    server.wait_for_job(renamed["job"]["id"].as_u64().unwrap());
+    assert!(
+        !skills_dir.join("coffee-brewing").exists() && skills_dir.join("home-coffee/knowledge/espresso.md").is_file()
+    );
+    let text = std::fs::read_to_string(skills_dir.join("home-coffee/SKILL.md")).unwrap();
+    assert!(text.contains("name: home-coffee") && text.contains("coffee and tea at home"), "{text}");
+    assert!(!project.path().join(".skillrag/index/coffee-brewing").exists(), "the old index is dropped");
     let (status, _) = server.get_json("/v1/skills/coffee-brewing");
     assert_eq!(status, 404);
+    let (status, answer) =
+        server.post_json("/v1/ask", json!({"query": "What grind size is right for espresso?", "skill": "home-coffee"}));
+    assert_eq!((status, answer["citations"][0]["source"].as_str()), (200, Some("knowledge/espresso.md")), "{answer}");
+
+    // Deleted: moved to the trash, no longer served or indexed.
+    let (status, deleted) = server.send("DELETE", "/v1/skills/home-coffee", None);
+    assert_eq!(status, 200, "{deleted}");
+    let trash = project.path().join(deleted["trash"].as_str().unwrap());
+    assert!(trash.join("knowledge/espresso.md").is_file() && !skills_dir.join("home-coffee").exists());
+    let (status, _) = server.get_json("/v1/skills/home-coffee");
+    assert_eq!(status, 404);
     let (_, list) = server.get_json("/v1/skills");
-    assert!(!list.to_string().contains("coffee-brewing"), "{list}");
-    assert!(!project.path().join(".skillrag/index/coffee-brewing").exists(), "its index is dropped");
-    let (status, _) = server.send("DELETE", "/v1/skills/coffee-brewing", None);
+    assert!(!list.to_string().contains("home-coffee"), "{list}");
+    assert!(!project.path().join(".skillrag/index/home-coffee").exists(), "its index is dropped");
+    let (status, _) = server.send("DELETE", "/v1/skills/home-coffee", None);
     assert_eq!(status, 404);
     let (status, _) = server.send("DELETE", "/v1/skills/..", None);
     assert_eq!(status, 400);
@@ -497,6 +518,8 @@ fn writes_are_off_unless_allowed() {
     let (status, _) = server.put_text("/v1/skills/router-faq/skill-md", "---\nname: router-faq\ndescription: d\n---\n");
     assert_eq!(status, 403);
     let (status, _) = server.send("DELETE", "/v1/skills/router-faq", None);
+    assert_eq!(status, 403);
+    let (status, _) = server.send("PATCH", "/v1/skills/router-faq", Some(json!({"name": "renamed"})));
     assert_eq!(status, 403);
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq/chunks/1", Some(json!({"enabled": false})));
     assert_eq!(status, 403);

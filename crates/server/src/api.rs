@@ -429,6 +429,23 @@ pub async fn put_skill_md(
     Ok(axum::Json(shared.service.write_skill_file(skill, text).await?).into_response())
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenameSkillRequest {
+    pub name: String,
+}
+
+/// Renames a skill (its folder and its `SKILL.md` name), then indexes it under the new name.
+pub async fn rename_skill(
+    State(shared): State<Shared>,
+    Path(skill): Path<String>,
+    Json(req): Json<RenameSkillRequest>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    Ok(axum::Json(shared.service.rename_skill(skill, req.name.trim().to_string()).await?).into_response())
+}
+
 /// Deletes a skill: its folder goes to the project's trash, its index is dropped.
 pub async fn delete_skill(State(shared): State<Shared>, Path(skill): Path<String>) -> Result<Response, ApiError> {
     require_writes(&shared)?;

@@ -132,6 +132,62 @@ impl Service {
         Ok(SkillDeleted { skill, trash: self.relative(&trash) })
     }
 
+    /// Renames a skill: its folder (in the same skill root) and its `SKILL.md` `name:` take
+    /// `name`; the old index is dropped and the skill indexed under its new name (its chunk
+    /// edits travel with the folder). Logs and `router.json` keep the old name until `tune`.
+    pub async fn rename_skill(self: &Arc<Self>, skill: String, name: String) -> Result<SkillWritten, ApiError> {
+        skillrag_skill::check_skill_name(&name)
+            .map_err(|m| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, m).with_detail("field", "name".into()))?;
+        let _writing = self.writes.lock().await;
+        self.check_writable(&skill)?;
+        let live = self.live();
+        if live.assistant.engine.skill(&name).is_ok() {
+            return Err(ApiError::conflict(format!("a skill named `{name}` exists already")));
+        }
+        let found = live.assistant.engine.skill(&skill)?.clone();
+        let roots = live.assistant.engine.project.skill_roots();
+        let text =
+            skillrag_skill::read_skill_file(&found.dir, &found.id).map_err(|d| ApiError::conflict(d.to_string()))?;
+        let renamed_text = skillrag_skill::with_name(&text, &name);
+        let dir = found.dir.with_file_name(&name);
+        let diagnostics = passes_lint(skillrag_skill::check_skill_text(&dir, &renamed_text))?;
+        drop(live);
+        self.note_pending(std::slice::from_ref(&name));
+        blocking({
+            let (from, to) = (found.dir.clone(), dir.clone());
+            move || {
+                // Only a real folder directly in a skill root is renamed, within that root.
+                let meta = std::fs::symlink_metadata(&from).map_err(|e| ApiError::not_found(e.to_string()))?;
+                let parent = from.parent().and_then(|p| p.canonicalize().ok());
+                let inside = roots.iter().filter_map(|r| r.canonicalize().ok()).any(|r| Some(&r) == parent.as_ref());
+                if !meta.is_dir() || !inside {
+                    return Err(ApiError::conflict(
+                        "the skill folder is a link or not in a skills folder: rename it by hand",
+                    ));
+                }
+                if std::fs::symlink_metadata(&to).is_ok() {
+                    return Err(ApiError::conflict("a folder of that name exists in the skills folder already"));
+                }
+                std::fs::rename(&from, &to)
+                    .map_err(|e| ApiError::internal(format!("cannot rename the folder: {e}")))?;
+                if let Err(e) = replace_file(&to.join(SKILL_FILE), renamed_text.as_bytes()) {
+                    // Back as it was, so the skill keeps loading under its old name.
+                    let _ = std::fs::rename(&to, &from);
+                    return Err(e);
+                }
+                Ok(())
+            }
+        })
+        .await?;
+        self.reload(Reopen::Always).await?;
+        let old = skill.clone();
+        let live = self.live();
+        blocking(move || Ok(live.assistant.engine.store().remove(&old).map_err(skillrag_engine::EngineError::from)?))
+            .await?;
+        let job = self.start_job(vec![name.clone()], false, Reopen::Always)?;
+        Ok(SkillWritten { skill: name, path: self.relative(&dir.join(SKILL_FILE)), diagnostics, job })
+    }
+
     /// Where a new skill goes: the first configured skill root (as `skillrag new` does).
     fn new_skill_root(&self) -> PathBuf {
         let project = &self.live().assistant.engine.project;

@@ -151,6 +151,29 @@ pub fn with_example(text: &str, question: &str) -> String {
     }
 }
 
+/// `text` (a `SKILL.md`) with its `name:` set to `name`, for a skill folder renamed to it; the
+/// rest is kept byte for byte. A file without frontmatter names its skill by its folder only.
+pub fn with_name(text: &str, name: &str) -> String {
+    let crate::frontmatter::Split::Frontmatter(fm) = crate::frontmatter::split(text) else {
+        return text.to_string();
+    };
+    let Some(line) = crate::frontmatter::key_line(&fm, "name") else { return text.to_string() };
+    let bom = text.starts_with('\u{feff}');
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = String::with_capacity(text.len() + name.len());
+    if bom {
+        out.push('\u{feff}');
+    }
+    for (i, l) in body.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            out.push_str(&format!("name: {name}{}", if l.ends_with('\n') { "\n" } else { "" }));
+        } else {
+            out.push_str(l);
+        }
+    }
+    out
+}
+
 /// Items of a list field, trimmed, empty ones dropped; each must fit on one line.
 fn one_line_items(field: &'static str, items: &[String]) -> Result<Vec<String>, DraftError> {
     let mut out: Vec<String> = Vec::new();
@@ -288,6 +311,17 @@ mod tests {
         let bare = "---\nname: hr-policies\ndescription: d\n---\n# HR\n";
         let parsed = parse_skill_text(dir, "hr-policies", &with_example(bare, "Q?")).skill.unwrap();
         assert_eq!(parsed.examples, ["Q?"]);
+    }
+
+    #[test]
+    fn a_renamed_skill_names_itself_by_its_new_folder() {
+        let text = compose(&draft()).unwrap();
+        let renamed = with_name(&text, "people-policies");
+        let parsed = parse_skill_text(Path::new("/p/skills/people-policies"), "people-policies", &renamed);
+        assert!(parsed.diagnostics.iter().all(|d| !d.is_error()), "{:?}", parsed.diagnostics);
+        assert_eq!(renamed.replace("name: people-policies", "name: hr-policies"), text, "only the name changed");
+        let headings = "# HR\n\n## 描述\n\n人事制度。\n";
+        assert_eq!(with_name(headings, "x"), headings);
     }
 
     #[test]

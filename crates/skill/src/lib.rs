@@ -13,7 +13,9 @@ mod lint;
 mod parse;
 mod sections;
 
-pub use compose::{check_skill_name, check_skill_text, compose, skill_title, with_example, DraftError, SkillDraft};
+pub use compose::{
+    check_skill_name, check_skill_text, compose, skill_title, with_example, with_name, DraftError, SkillDraft,
+};
 pub use discover::{discover, Discovery};
 pub use lint::{advice, advice_for_text, placeholders, skill_md_template, PLACEHOLDERS};
 pub use parse::{parse_skill, parse_skill_text, read_skill_file, ParsedSkill};

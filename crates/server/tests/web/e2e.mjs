@@ -1022,16 +1022,24 @@ async function main() {
     assert(await closed.locator('[data-testid="citation-link"][title*="answers-from-gaps.md"]').count() > 0, `the answer does not cite the new entry: ${closedText.slice(0, 200)}`);
     log('ok   gaps closed: a refused question drafted, approved and indexed; asked again, answered from the new entry, cited');
 
-    // Deleted from the page: asked to confirm, gone from the list, its folder in the trash.
+    // Renamed from the page, then deleted: asked to confirm, gone from the list, its folder in the trash.
     await byId('tab-skills').click();
-    await skillRow('coffee-brewing').getByTestId('skill-delete').click();
+    await skillRow('coffee-brewing').getByTestId('skill-rename').click();
+    await byId('skill-rename-name').fill('home-coffee');
+    previousSkillsJob = await byId('skills-job').getAttribute('data-job');
+    await byId('skill-rename-save').click();
+    await waitSkillsJob(previousSkillsJob, 'renaming coffee-brewing');
+    await skillRow('home-coffee').waitFor({ state: 'attached' }).catch(() => { throw new Failure('the renamed skill is not listed'); });
+    assert(await skillRow('coffee-brewing').count() === 0, 'the old name is still listed');
+    log('ok   skills: coffee-brewing renamed to home-coffee');
+    await skillRow('home-coffee').getByTestId('skill-delete').click();
     await byId('confirm-dialog').waitFor({ state: 'visible' });
-    assert((await byId('confirm-text').innerText()).includes('coffee-brewing'), 'the confirmation does not name the skill');
+    assert((await byId('confirm-text').innerText()).includes('home-coffee'), 'the confirmation does not name the skill');
     await byId('confirm-ok').click();
-    await skillRow('coffee-brewing').waitFor({ state: 'detached' }).catch(() => { throw new Failure('coffee-brewing is still listed after its deletion'); });
+    await skillRow('home-coffee').waitFor({ state: 'detached' }).catch(() => { throw new Failure('home-coffee is still listed after its deletion'); });
     const deletedNote = await byId('skill-deleted').innerText();
     assert(/trash/.test(deletedNote), `the deletion does not say where the folder went: ${deletedNote}`);
-    for (const s of SKILLS) assert(await skillRow(s).count() === 1, `deleting coffee-brewing took ${s} with it`);
+    for (const s of SKILLS) assert(await skillRow(s).count() === 1, `deleting home-coffee took ${s} with it`);
     await bannerClear();
     log(`ok   skills: deleted: ${deletedNote}`);
     // Every view on a phone: the tab bar scrolls, no table pushes the page sideways.

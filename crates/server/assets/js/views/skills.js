@@ -37,7 +37,7 @@ function updateControls() {
   $('#skill-form-save').disabled = !enabled;
   $('#skill-editor-save').disabled = !enabled;
   $('#skill-editor-text').readOnly = !writable();
-  for (const b of document.querySelectorAll('#skill-list .skill-delete')) b.disabled = !enabled;
+  for (const b of document.querySelectorAll('#skill-list .skill-delete, #skill-list .skill-rename')) b.disabled = !enabled;
 }
 
 function render() {
@@ -60,7 +60,10 @@ function render() {
       el('td', { class: 'num' }, s.files ?? dash()),
       el('td', { class: 'num' }, s.chunks ?? dash()),
       el('td', {}, el('span', { class: `state ${index}`, text: index })),
-      el('td', {}, el('button', {
+      el('td', { class: 'skill-actions' }, el('button', {
+        type: 'button', class: 'small secondary skill-rename', dataset: { testid: 'skill-rename' },
+        text: 'Rename', onclick: (ev) => openRename(s.skill, ev.target.closest('tr')),
+      }), el('button', {
         type: 'button', class: 'small danger skill-delete', dataset: { testid: 'skill-delete' },
         text: 'Delete', onclick: guard(() => deleteSkill(s.skill)),
       }))));
@@ -169,6 +172,30 @@ async function saveSkillFile() {
   editor.dataset.saved = text;
   renderDiagnostics($('#skill-editor-diagnostics'), saved.diagnostics);
   await followJob(saved.job, `Saved ${saved.path}.`, null, null);
+}
+
+/** An inline field in the skill's row for its new name. */
+function openRename(skill, row) {
+  const cell = row.querySelector('td.skill');
+  if (cell.querySelector('input')) return;
+  const input = el('input', { type: 'text', dataset: { testid: 'skill-rename-name' }, 'aria-label': `New name of ${skill}` });
+  input.value = skill;
+  const restore = () => { guard(showSkills)(); };
+  cell.textContent = '';
+  cell.append(input, el('button', {
+    type: 'button', class: 'small', dataset: { testid: 'skill-rename-save' }, text: 'Save',
+    onclick: guard(() => renameSkill(skill, input.value.trim())),
+  }), el('button', { type: 'button', class: 'small secondary', text: 'Cancel', onclick: restore }));
+  input.focus();
+  input.select();
+}
+
+async function renameSkill(skill, name) {
+  if (!name || name === skill) return;
+  clearError();
+  const body = await api('PATCH', skillUrl(skill), { name });
+  if ($('#skill-editor').dataset.skill === skill) closeEditor();
+  await followJob(body.job, `Renamed ${skill} to ${body.skill} (${body.path}).`, body.diagnostics, body.skill);
 }
 
 async function deleteSkill(skill) {
