@@ -497,6 +497,70 @@ fn uploads_go_into_a_tier_and_documents_are_deleted_together() {
     assert!(project.path().join("skills/router-faq/SKILL.md").is_file());
 }
 
+/// A loopback HTTP server that answers each request with `body` as `content_type`; its URL.
+fn page_server(body: &'static [u8], content_type: &'static str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut stream in listener.incoming().flatten() {
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes()).and_then(|_| stream.write_all(body));
+        }
+    });
+    url
+}
+
+#[test]
+fn a_page_is_imported_from_a_url_as_an_upload_of_its_bytes() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let page = page_server(
+        b"<html><head><title>Warranty terms</title></head><body><h1>Warranty terms</h1>\
+          <p>In the EU the Nimbus AX3000 carries a warranty of three years.</p></body></html>",
+        "text/html; charset=utf-8",
+    );
+    let (status, body) =
+        server.post_json("/v1/skills/router-faq/import", json!({"url": format!("{page}/legal/warranty")}));
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["documents"][0]["name"], "knowledge/warranty.html", "{body}");
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+    let found = hits(&server, "warranty of three years in the EU");
+    assert!(found.first().is_some_and(|h| h.0 == "knowledge/warranty.html"), "{found:?}");
+    // The same name again: refused as an upload would be; with replace, taken.
+    let (status, _) =
+        server.post_json("/v1/skills/router-faq/import", json!({"url": format!("{page}/legal/warranty")}));
+    assert_eq!(status, 409);
+
+    // Refused with a reason; nothing written.
+    let zip = page_server(b"PK\x03\x04", "application/zip");
+    for (request, code) in [
+        (json!({"url": "ftp://example.com/a.md"}), 422),
+        (json!({"url": format!("{zip}/bundle")}), 415),
+        (json!({"url": "http://127.0.0.1:9/nothing.md"}), 502),
+        (json!({"url": format!("{page}/x"), "tier": "secrets"}), 422),
+    ] {
+        let (status, reply) = server.post_json("/v1/skills/router-faq/import", request.clone());
+        assert_eq!(status, code, "{request}: {reply}");
+    }
+    let knowledge = project.path().join("skills/router-faq/knowledge");
+    assert!(!knowledge.join("bundle.zip").exists() && !knowledge.join("bundle").exists());
+    // A name is checked as an upload's: its folders are dropped, so it stays in the knowledge folder.
+    let (status, body) =
+        server.post_json("/v1/skills/router-faq/import", json!({"url": format!("{page}/x"), "name": "../escape.html"}));
+    assert_eq!((status, body["documents"][0]["name"].as_str()), (202, Some("knowledge/escape.html")), "{body}");
+    assert!(!project.path().join("skills/router-faq/escape.html").exists());
+    server.wait_for_job(body["job"]["id"].as_u64().unwrap());
+}
+
 #[test]
 fn writes_are_off_unless_allowed() {
     let project = demo_indexed();
@@ -520,6 +584,8 @@ fn writes_are_off_unless_allowed() {
     let (status, _) = server.send("DELETE", "/v1/skills/router-faq", None);
     assert_eq!(status, 403);
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq", Some(json!({"name": "renamed"})));
+    assert_eq!(status, 403);
+    let (status, _) = server.post_json("/v1/skills/router-faq/import", json!({"url": "http://127.0.0.1:9/a.md"}));
     assert_eq!(status, 403);
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq/chunks/1", Some(json!({"enabled": false})));
     assert_eq!(status, 403);

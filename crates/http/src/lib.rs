@@ -230,6 +230,47 @@ impl JsonClient {
     }
 }
 
+/// A page fetched by [`fetch`].
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The URL as asked (checked).
+    pub url: String,
+    /// `Content-Type` without its parameters, lowercased (`text/html`); empty when not sent.
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
+/// GETs one document (a page to import into a skill): `timeout` for the answer and each read, at
+/// most `max_bytes` of body (a larger one is refused, not cut), redirects followed (ureq's default
+/// limit). No retries: a person is waiting and can try again.
+pub fn fetch(url: &str, timeout: Duration, max_bytes: u64) -> Result<Fetched, HttpError> {
+    let url = check_url(url, "document")?;
+    let response = agent(Duration::from_secs(10).min(timeout), timeout).get(&url).call().map_err(|e| match e {
+        ureq::Error::Timeout(_) => HttpError::Timeout { url: url.clone(), seconds: timeout.as_secs().max(1) },
+        other => HttpError::Unreachable { url: url.clone(), message: other.to_string() },
+    })?;
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let mut body = response.into_body();
+    if !(200..300).contains(&status) {
+        let text = body.with_config().limit(64 * 1024).read_to_string().unwrap_or_default();
+        return Err(HttpError::Status { url, status, message: clip(&error_message(&text)) });
+    }
+    let bytes = body.with_config().limit(max_bytes).read_to_vec().map_err(|e| {
+        let message = match e {
+            ureq::Error::BodyExceedsLimit(_) => format!("the document is larger than {} MB", max_bytes / (1024 * 1024)),
+            other => format!("the body could not be read: {other}"),
+        };
+        HttpError::Protocol { url: url.clone(), message }
+    })?;
+    Ok(Fetched { url, content_type, bytes })
+}
+
 /// The `error.message` of an OpenAI-style error body (or `error` / `message` / TEI's `error`
 /// string), or the body itself, shortened.
 pub fn error_message(body: &str) -> String {

@@ -293,15 +293,7 @@ pub async fn upload_documents(
             format!("send multipart/form-data with `file` parts: {}", e.body_text()),
         )
     })?;
-    let tier = match q.tier.as_deref() {
-        None => skillrag_core::Tier::References,
-        Some(t) => skillrag_core::Tier::parse(t).ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                format!("`tier={t}`: upload into `references` (the default), `rules` or `examples`"),
-            )
-        })?,
-    };
+    let tier = upload_tier(q.tier.as_deref())?;
     let target = shared.service.upload_target(skill, q.replace, tier).await?;
     let timeout = shared.options.body_timeout;
     let Ok(files) = tokio::time::timeout(timeout, read_uploads(&target, multipart)).await else {
@@ -546,6 +538,49 @@ pub async fn delete_documents(
     }
     let (deleted, job) = shared.service.delete_documents(skill, req.names).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(json!({"deleted": deleted, "job": job}))).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportRequest {
+    pub url: String,
+    /// The file name to save it as; default from the URL and its type.
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub replace: bool,
+    #[serde(default)]
+    pub tier: Option<String>,
+}
+
+/// The tier an upload or import asks for (`references` when none).
+fn upload_tier(asked: Option<&str>) -> Result<skillrag_core::Tier, ApiError> {
+    match asked {
+        None => Ok(skillrag_core::Tier::References),
+        Some(t) => skillrag_core::Tier::parse(t).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("`tier={t}`: upload into `references` (the default), `rules` or `examples`"),
+            )
+        }),
+    }
+}
+
+/// Imports one page from a URL into the skill's knowledge, then re-indexes it (as an upload).
+pub async fn import_document(
+    State(shared): State<Shared>,
+    Path(skill): Path<String>,
+    Json(req): Json<ImportRequest>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    let tier = upload_tier(req.tier.as_deref())?;
+    let scheme = req.url.trim().split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("`{}` is not an http(s) URL", req.url)));
+    }
+    let (documents, job) = shared.service.import_url(skill, req.url, req.name, req.replace, tier).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({"documents": documents, "job": job}))).into_response())
 }
 
 fn require_writes(shared: &Shared) -> Result<(), ApiError> {

@@ -127,6 +127,11 @@ impl Staged {
 }
 
 impl UploadTarget {
+    /// `[index] max_file_mb`, in bytes: the most one file may hold.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
     /// The name a part is saved under ([`upload_name`]), refused when the request sent it
     /// already or, without `?replace=true`, when the folder holds it.
     pub fn check_name(&self, raw: &str, seen: &mut HashSet<String>) -> Result<String, ApiError> {

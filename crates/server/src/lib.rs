@@ -12,6 +12,7 @@ mod documents;
 mod drafts;
 mod error;
 mod guard;
+mod import;
 mod listen;
 pub mod mcp;
 mod metrics;
@@ -160,6 +161,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
                 .layer(DefaultBodyLimit::max(shared.options.max_upload)),
         )
         .route("/v1/skills/{skill}/documents/{name}", delete(api::delete_document))
+        .route("/v1/skills/{skill}/import", post(api::import_document))
         .route("/v1/skills/{skill}/documents/{name}/chunks", get(api::document_chunks))
         .route("/v1/conversations", get(conversations::list).post(conversations::create))
         .route(

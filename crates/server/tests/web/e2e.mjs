@@ -950,6 +950,15 @@ async function main() {
     });
     await waitDocsJob(previousDocsJob, 'uploading espresso.md into coffee-brewing');
     const espressoRow = await indexedRow('knowledge/espresso.md', 'after its upload into coffee-brewing');
+    if (!token) {
+      // A page imported by URL: the server fetches it (here a Markdown page it serves itself).
+      previousDocsJob = await byId('docs-job').getAttribute('data-job');
+      await byId('docs-import-url').fill(`${base}/v1/skills/tea-brewing/skill-md`);
+      await byId('docs-import-go').click();
+      await waitDocsJob(previousDocsJob, 'importing a page by URL');
+      await indexedRow('knowledge/skill-md.md', 'after its import by URL');
+      log('ok   import: a page fetched by URL is saved as knowledge/skill-md.md and indexed');
+    }
 
     // Its chunks edited from the page: one rewritten, one disabled; both hold after a re-index.
     await espressoRow.getByTestId('doc-open').click();

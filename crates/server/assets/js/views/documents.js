@@ -46,6 +46,8 @@ function updateDocsControls() {
   drop.classList.toggle('disabled', !enabled);
   drop.setAttribute('aria-disabled', String(!enabled));
   $('#docs-file').disabled = !enabled;
+  $('#docs-import-url').disabled = !enabled;
+  $('#docs-import-go').disabled = !enabled;
   for (const b of document.querySelectorAll('#docs-table .doc-delete')) b.disabled = !enabled;
   const selected = state.docsSelected.size;
   $('#docs-delete-selected').disabled = !enabled || selected === 0;
@@ -148,6 +150,19 @@ function pageOf(docs) {
   // Only what is listed can stay selected.
   for (const name of [...state.docsSelected]) if (!docs.some((d) => d.name === name)) state.docsSelected.delete(name);
   return matching.slice(first, first + PAGE_SIZE);
+}
+
+/** Imports the page at the URL typed (fetched by the server), then follows the re-index. */
+async function importUrl(ev) {
+  ev.preventDefault();
+  const url = $('#docs-import-url').value.trim();
+  const d = state.docs;
+  if (!url || !d) return;
+  clearError();
+  const body = await api('POST', `/v1/skills/${enc(d.skill)}/import`, { url, tier: $('#docs-tier').value || 'references' });
+  $('#docs-import-url').value = '';
+  const names = ((body && body.documents) || []).map((x) => x.name);
+  await followJob(body && body.job, `Imported ${url} as ${names.join(', ')} into ${d.skill}.`);
 }
 
 async function deleteSelected() {
@@ -429,6 +444,7 @@ export function init() {
     updateDocsControls();
   });
   $('#docs-delete-selected').addEventListener('click', guard(deleteSelected));
+  $('#docs-import').addEventListener('submit', guard(importUrl));
   $('#docs-chunks-close').addEventListener('click', closeDocument);
   const drop = $('#docs-drop');
   const fileInput = $('#docs-file');
