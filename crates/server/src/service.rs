@@ -234,6 +234,25 @@ impl Service {
     /// Reopens the assistant (`Reopen::Always`: also when no generation changed — a skill's
     /// `SKILL.md` was written, or a skill was added or removed, which only a new engine sees).
     pub(crate) async fn reload(self: &Arc<Self>, reopen: Reopen) -> Result<bool, ApiError> {
+        // One reopen at a time. A caller waits for the one under way rather than skipping: that
+        // one may have read the generations before this caller's were published (a re-index
+        // that ends while the watcher reopens would otherwise stay unserved until its next tick).
+        while self.reloading.swap(true, Ordering::AcqRel) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Released however this ends, a dropped future included.
+        struct Held<'a>(&'a AtomicBool);
+        impl Drop for Held<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _held = Held(&self.reloading);
+        self.reload_now(reopen).await
+    }
+
+    /// [`Service::reload`]'s work, with the reopen flag held.
+    async fn reload_now(self: &Arc<Self>, reopen: Reopen) -> Result<bool, ApiError> {
         let live = self.live();
         // Asking the store may be a database round trip: off the async executor.
         let published = blocking(move || Ok(live.assistant.engine.published_generations()?)).await?;
@@ -242,13 +261,6 @@ impl Service {
         if reopen == Reopen::IfPublished && (!changed || lock(&self.failed).as_ref() == Some(&published)) {
             return Ok(false);
         }
-        while self.reloading.swap(true, Ordering::AcqRel) {
-            if reopen == Reopen::IfPublished {
-                return Ok(false);
-            }
-            // A reopen that must happen waits for the one under way, which may predate the change.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
         let this = self.clone();
         let result = blocking(move || {
             let next = Self::open_live(&this.project, Some(&this.live()), &this.limits)?;
@@ -256,7 +268,6 @@ impl Service {
             Ok(())
         })
         .await;
-        self.reloading.store(false, Ordering::Release);
         *lock(&self.failed) = result.is_err().then_some(published);
         result.map(|()| {
             self.metrics.reloads.inc();
