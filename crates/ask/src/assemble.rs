@@ -2,6 +2,7 @@
 //! and the functions here put it into the answer the user reads, in the order the stages ran.
 //! Keeping every field write here means a new stage (a reader model) changes one place.
 
+use crate::base::citation_labels::label_citations;
 use crate::base::contract::{Answer, CitedPicture, Context, GateKind, PlanStep, ReaderInfo, Refusal};
 use crate::stages::answer::{Outcome, Reply};
 use crate::stages::gate;
@@ -97,8 +98,8 @@ pub fn compiled(answer: &mut Answer, context: Context) {
     answer.context = context;
 }
 
-/// The answer stage's outcome; `not_found` makes the refusal for weak evidence. Each citation
-/// of a picture carries where to get it and its size, as its skill's served index records them.
+/// The answer stage's outcome; `not_found` makes the refusal for weak evidence. Each citation is
+/// labelled by what its passage holds, and each citation of a picture carries where to get it and its size, as its skill's served index records them.
 pub fn answered(
     answer: &mut Answer,
     (outcome, read): (Outcome, Option<ReaderInfo>),
@@ -123,6 +124,7 @@ pub fn answered(
             answer.warnings.extend(warning);
         }
     }
+    label_citations(&mut answer.citations, &answer.context.pieces);
     for c in &mut answer.citations {
         c.image = engine.picture(&c.skill, &c.source).map(|p| CitedPicture {
             path: p.source,

@@ -45,6 +45,17 @@ fn ask_answers_with_citations_in_the_contract_shape(backend: Backend) {
     }
     // The answer only holds the knowledge's own text: every excerpt occurs in the document it cites.
     assert_quotes_its_sources(dir, &a);
+    // Two passages of one chapter read differently: each statute citation is labelled by the
+    // articles its passage holds (issue 45).
+    let reads = |c: &Value| format!("{}/{} › {} · {}", c["skill"], c["source"], c["heading"], c["label"]);
+    let notes: std::collections::HashSet<String> = citations.iter().map(reads).collect();
+    assert_eq!(notes.len(), citations.len(), "two citations read the same: {citations:?}");
+    for c in citations {
+        let label = c["label"].as_str().unwrap_or_else(|| panic!("a statute citation without a label: {c}"));
+        let first = label.split('–').next().unwrap();
+        let piece = a["context"]["pieces"].as_array().unwrap().iter().find(|p| p["n"] == c["context_n"]).unwrap();
+        assert!(piece["text"].as_str().unwrap().contains(first), "{label} is not in its passage: {piece}");
+    }
 }
 
 /// Every excerpt of an extractive answer (the text before each `[n]`, paragraph by paragraph)

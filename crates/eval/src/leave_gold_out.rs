@@ -512,6 +512,7 @@ mod tests {
             heading: String::new(),
             pages: None,
             image: None,
+            label: None,
         };
         let mut answered = Answer::new(Some("a-lgo".into()), "question a".into());
         answered.citations = vec![citation("k/x.md"), citation("k/y.md"), citation("k/x.md")];

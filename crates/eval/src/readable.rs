@@ -653,6 +653,7 @@ mod tests {
                 heading: String::new(),
                 pages: None,
                 image: None,
+                label: None,
             })
             .collect();
         a

@@ -104,6 +104,7 @@ fn scores_readable_answers_and_named_articles_per_skill() {
             heading: String::new(),
             pages: None,
             image: None,
+            label: None,
         }];
         a
     };

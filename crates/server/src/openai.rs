@@ -228,14 +228,7 @@ pub fn content_of(answer: &Answer) -> String {
     };
     if !answer.citations.is_empty() {
         content.push_str("\n\n");
-        let notes: Vec<String> = answer
-            .citations
-            .iter()
-            .map(|c| {
-                let heading = if c.heading.is_empty() { String::new() } else { format!(" › {}", c.heading) };
-                format!("[{}] {}{heading}", c.n, skillrag_core::cited_path(&c.skill, &c.location()))
-            })
-            .collect();
+        let notes: Vec<String> = answer.citations.iter().map(|c| format!("[{}] {}", c.n, c.note())).collect();
         content.push_str(&notes.join("\n"));
     }
     content

@@ -128,6 +128,11 @@ pub struct Citation {
     /// and its size. Absent for every other document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<CitedPicture>,
+    /// What the cited passage holds, where its location and heading do not say it: the articles
+    /// of a statute passage (`第十九条`, `第十八条–第二十条`), or its opening words when another
+    /// citation of the answer reads the same (see `citation_labels`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// A cited picture: `path` is the source as the source endpoints take it
@@ -145,6 +150,21 @@ impl Citation {
     /// `source` with its page (`manual.pdf p. 12`) when the document has pages.
     pub fn location(&self) -> String {
         skillrag_core::cited_location(&self.source, self.pages)
+    }
+
+    /// How the citation is listed under an answer (after its `[n]`):
+    /// `skill/location › heading · label`.
+    pub fn note(&self) -> String {
+        let mut note = skillrag_core::cited_path(&self.skill, &self.location());
+        if !self.heading.is_empty() {
+            note.push_str(" › ");
+            note.push_str(&self.heading);
+        }
+        if let Some(label) = &self.label {
+            note.push_str(" · ");
+            note.push_str(label);
+        }
+        note
     }
 }
 
@@ -187,6 +207,7 @@ impl ContextPiece {
             heading: self.heading.clone(),
             pages: self.pages,
             image: None,
+            label: None,
         }
     }
 }

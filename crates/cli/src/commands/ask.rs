@@ -97,9 +97,8 @@ fn print_answer(answer: &Answer, show_hits: bool, streamed: bool) {
     if !answer.citations.is_empty() {
         println!();
         for c in &answer.citations {
-            let heading = if c.heading.is_empty() { String::new() } else { format!(" › {}", c.heading) };
             let picture = c.image.as_ref().map(|p| format!(" (picture {}×{})", p.width, p.height)).unwrap_or_default();
-            println!("[{}] {}{heading}{picture}", c.n, skillrag_core::cited_path(&c.skill, &c.location()));
+            println!("[{}] {}{picture}", c.n, c.note());
         }
     }
     if show_hits {

@@ -68,4 +68,11 @@ export function citedPath(cit) {
   return String(cit.source).startsWith('/') ? cit.source : `${cit.skill}/${cit.source}`;
 }
 
+// How a citation is listed under an answer: `skill/location › heading · label`, the label saying
+// which articles or words of the section it holds (the Citation's `label`).
+export function citedNote(cit) {
+  const pages = formatPages(cit.pages);
+  return `${citedPath(cit)}${pages ? ` ${pages}` : ''}${cit.heading ? ` › ${cit.heading}` : ''}${cit.label ? ` · ${cit.label}` : ''}`;
+}
+
 export const normalize = (s) => String(s || '').replace(/\s+/g, ' ').trim();

@@ -101,7 +101,7 @@ export async function openCitation(cit) {
   panel.hidden = false;
   panel.dataset.n = cit.n;
   $('#chunk-title').textContent = `[${cit.n}] ${citedPath(cit)}`;
-  $('#chunk-sub').textContent = [cit.heading, formatPages(cit.pages)].filter(Boolean).join(' · ');
+  $('#chunk-sub').textContent = [cit.heading, cit.label, formatPages(cit.pages)].filter(Boolean).join(' · ');
   guard(renderPicture)(cit);
   renderMarkdown($('#chunk-cited'), cit.text);
   $('#chunk-doc-head').textContent = 'Document';

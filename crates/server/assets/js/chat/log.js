@@ -1,6 +1,6 @@
 // Chat: the questions and answers shown, an answer rendered with its linked citations.
 import { $, el } from '../dom.js';
-import { citedPath, formatPages } from '../format.js';
+import { citedNote } from '../format.js';
 import { mdAnswer, proseTextNodes, renderMarkdown } from '../markdown.js';
 import { guard } from '../ui.js';
 import { openCitation } from './citations.js';
@@ -28,7 +28,7 @@ export function scrollChat() {
 function citationLink(cit) {
   const link = el('a', {
     href: '#', class: 'cite', dataset: { testid: 'citation-link', n: cit.n },
-    title: `${citedPath(cit)}${cit.heading ? ` › ${cit.heading}` : ''}`,
+    title: citedNote(cit),
   }, `[${cit.n}]`);
   link.addEventListener('click', (ev) => {
     ev.preventDefault();
@@ -100,10 +100,7 @@ function withText(answer, cit) {
 
 /** The answer as plain text with its sources under it, as the CLI prints it. */
 function plainAnswer(text, citations) {
-  const notes = citations.map((c) => {
-    const pages = formatPages(c.pages);
-    return `[${c.n}] ${citedPath(c)}${pages ? ` ${pages}` : ''}${c.heading ? ` › ${c.heading}` : ''}`;
-  });
+  const notes = citations.map((c) => `[${c.n}] ${citedNote(c)}`);
   return notes.length ? `${text}\n\n${notes.join('\n')}` : text;
 }
 
