@@ -54,8 +54,11 @@ pub enum Command {
         after_help = "Examples:\n  skillrag search \"试用期最长多久\" --skill labor-law\n  skillrag search \"reset the router\" --mode bm25 --k 3 --json"
     )]
     Search(SearchArgs),
-    /// List the skills: description, triggers, files, chunks and index freshness.
-    Skills,
+    /// List the skills: description, triggers, files, chunks and index freshness; turn one off or on.
+    #[command(
+        after_help = "A disabled skill is listed, keeps its index and is never routed to or answered from; the\nfile `.disabled` in its folder says so (delete it, or use --enable). A running server sees\nthe change when it next reopens (the page's Skills tab does both at once).\n\nExamples:\n  skillrag skills\n  skillrag skills --disable tea-brewing\n  skillrag skills --enable tea-brewing"
+    )]
+    Skills(SkillsArgs),
     /// Print the text a knowledge file yields (PDF, DOCX, HTML, FAQ table, Markdown, text, and
     /// scans and pictures through OCR).
     #[command(
@@ -280,6 +283,16 @@ pub struct ExtractArgs {
     /// the skill the file is in, else Simplified Chinese and English.
     #[arg(long, value_name = "LANGS")]
     pub ocr_languages: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SkillsArgs {
+    /// Turn these skills off: not routed to or answered from; their index is kept.
+    #[arg(long, value_name = "SKILL")]
+    pub disable: Vec<String>,
+    /// Turn these disabled skills back on (and index what changed while they were off).
+    #[arg(long, value_name = "SKILL", conflicts_with = "disable")]
+    pub enable: Vec<String>,
 }
 
 #[derive(Args, Debug)]

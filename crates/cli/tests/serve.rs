@@ -684,6 +684,7 @@ fn web_page_in_headless_chromium() {
         "skills.png",
         "skills-form-error.png",
         "skills-lint.png",
+        "skills-disabled.png",
         "chunk-edits.png",
         "gaps-draft.png",
         "chat-420.png",

@@ -247,6 +247,61 @@ fn skills_are_created_edited_and_deleted_through_the_api() {
     assert_eq!((status, answer["route"]["skills"][0].as_str()), (200, Some("tea-brewing")), "{answer}");
 }
 
+#[test]
+fn a_disabled_skill_is_listed_kept_indexed_and_never_routed_to() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let tea = "绿茶用多少度的水？";
+    let (_, answer) = server.post_json("/v1/ask", json!({"query": tea}));
+    assert_eq!(answer["route"]["skills"][0], "tea-brewing", "{answer}");
+
+    for bad in [json!({}), json!({"name": "x", "enabled": false}), json!({"enabled": "no"})] {
+        let (status, reply) = server.send("PATCH", "/v1/skills/tea-brewing", Some(bad.clone()));
+        assert_eq!(status, 422, "{bad} → {reply}");
+    }
+    let (status, reply) = server.send("PATCH", "/v1/skills/no-such-skill", Some(json!({"enabled": false})));
+    assert_eq!(status, 404, "{reply}");
+
+    let (status, off) = server.send("PATCH", "/v1/skills/tea-brewing", Some(json!({"enabled": false})));
+    assert_eq!(status, 200, "{off}");
+    assert_eq!((off["enabled"].as_bool(), off.get("job")), (Some(false), None), "{off}");
+    assert!(project.path().join("skills/tea-brewing/.disabled").is_file());
+    let (_, list) = server.get_json("/v1/skills");
+    let row = list["skills"].as_array().unwrap().iter().find(|s| s["skill"] == "tea-brewing").cloned();
+    assert_eq!(row.as_ref().map(|r| r["enabled"].clone()), Some(json!(false)), "still listed: {list}");
+    let (status, answer) = server.post_json("/v1/ask", json!({"query": tea}));
+    assert_eq!(status, 200);
+    assert!(!answer.to_string().contains("tea-brewing/knowledge"), "not answered from it: {answer}");
+    assert_ne!(answer["route"]["skills"][0], "tea-brewing", "{answer}");
+    let (status, reply) = server.post_json("/v1/ask", json!({"query": tea, "skill": "tea-brewing"}));
+    assert_eq!(status, 409, "{reply}");
+    assert!(reply["error"]["message"].as_str().unwrap().contains("disabled"), "{reply}");
+    let (status, _, _) = server.get("/v1/skills/tea-brewing/skill-md");
+    assert_eq!(status, 200, "its SKILL.md can still be read");
+    let index = run(project.path(), &["index"]);
+    assert!(index.status.success(), "{}", common::stderr(&index));
+    assert!(project.path().join(".skillrag/index/tea-brewing").is_dir(), "a full index keeps its index");
+
+    let (status, on) = server.send("PATCH", "/v1/skills/tea-brewing", Some(json!({"enabled": true})));
+    assert_eq!(status, 200, "{on}");
+    assert_eq!(server.wait_for_job(on["job"]["id"].as_u64().unwrap())["state"], "done", "{on}");
+    assert!(!project.path().join("skills/tea-brewing/.disabled").exists());
+    let (_, answer) = server.post_json("/v1/ask", json!({"query": tea}));
+    assert_eq!(answer["route"]["skills"][0], "tea-brewing", "answers again: {answer}");
+
+    // The CLI does the same, and says what it did.
+    let off = run(project.path(), &["skills", "--disable", "tea-brewing"]);
+    assert!(off.status.success() && common::stderr(&off).contains("disabled"), "{}", common::stderr(&off));
+    let listed = run(project.path(), &["skills"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("disabled ·"), "{listed:?}");
+    let asked = common::skillrag(project.path(), &["ask", tea, "--skill", "tea-brewing"]).output().unwrap();
+    assert!(!asked.status.success() && common::stderr(&asked).contains("is disabled"), "{asked:?}");
+    let on = run(project.path(), &["skills", "--enable", "tea-brewing"]);
+    assert!(on.status.success(), "{}", common::stderr(&on));
+    let unknown = common::skillrag(project.path(), &["skills", "--disable", "no-such-skill"]).output().unwrap();
+    assert!(!unknown.status.success() && common::stderr(&unknown).contains("unknown skill"), "{unknown:?}");
+}
+
 /// The hits of `query` in router-faq as (source, ordinal, text).
 fn hits(server: &Server, query: &str) -> Vec<(String, u64, String)> {
     let (status, body) = server.post_json("/v1/search", json!({"query": query, "skills": ["router-faq"], "k": 5}));
@@ -585,6 +640,8 @@ fn writes_are_off_unless_allowed() {
     assert_eq!(status, 403);
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq", Some(json!({"name": "renamed"})));
     assert_eq!(status, 403);
+    let (status, _) = server.send("PATCH", "/v1/skills/router-faq", Some(json!({"enabled": false})));
+    assert_eq!(status, 403);
     let (status, _) = server.post_json("/v1/skills/router-faq/import", json!({"url": "http://127.0.0.1:9/a.md"}));
     assert_eq!(status, 403);
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq/chunks/1", Some(json!({"enabled": false})));
@@ -594,6 +651,7 @@ fn writes_are_off_unless_allowed() {
     let (status, _) = server.post_json("/v1/drafts/d-0123456789ab/approve", json!({}));
     assert_eq!(status, 403);
     assert!(!project.path().join("skills/router-faq/chunk-edits.json").exists());
+    assert!(!project.path().join("skills/router-faq/.disabled").exists());
     assert!(
         project.path().join("skills/router-faq/SKILL.md").is_file() && !project.path().join("skills/new-one").exists()
     );

@@ -15,6 +15,8 @@ pub enum EngineError {
     NotAProject(String),
     #[error("unknown skill `{skill}`{hint}")]
     UnknownSkill { skill: String, hint: String },
+    #[error("skill `{0}` is disabled: it is not routed to or answered from (turn it on with `skillrag skills --enable {0}`, or in the page's Skills tab)")]
+    DisabledSkill(String),
     #[error("skill `{0}` has no index yet: run `skillrag index --skill {0}`")]
     NotIndexed(String),
     #[error("skill `{skill}` has no knowledge document `{document}`")]

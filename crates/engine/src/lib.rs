@@ -292,7 +292,19 @@ impl Engine {
         &self.discovery.skills
     }
 
+    /// A skill enabled or disabled: what its owner may still read, edit, enable or delete.
+    pub fn skill_or_disabled(&self, id: &str) -> Result<&Skill, EngineError> {
+        match self.discovery.get_disabled(id) {
+            Some(skill) => Ok(skill),
+            None => self.skill(id),
+        }
+    }
+
+    /// An enabled skill; a disabled one is named as disabled, not as unknown.
     pub fn skill(&self, id: &str) -> Result<&Skill, EngineError> {
+        if self.discovery.get_disabled(id).is_some() {
+            return Err(EngineError::DisabledSkill(id.to_string()));
+        }
         self.discovery.get(id).ok_or_else(|| {
             let known: Vec<&str> = self.discovery.skills.iter().map(|s| s.id.as_str()).collect();
             let hint = if known.is_empty() {

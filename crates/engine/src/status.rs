@@ -19,6 +19,8 @@ pub enum Freshness {
 #[derive(Debug, Clone, Serialize)]
 pub struct SkillStatus {
     pub skill: String,
+    /// `false` for a skill turned off by its owner: listed, kept indexed, never routed to.
+    pub enabled: bool,
     pub description: String,
     pub triggers: Vec<String>,
     /// Routing examples: the SKILL.md ones, plus FAQ questions when the skill opts in.
@@ -137,8 +139,10 @@ impl Engine {
         })
     }
 
+    /// Every skill's status, the enabled ones first, then the disabled ones.
     pub fn status(&self) -> Result<Vec<SkillStatus>, EngineError> {
-        self.skills().iter().map(|s| self.skill_status(s)).collect()
+        let all = self.skills().iter().chain(&self.discovery.disabled);
+        all.map(|s| self.skill_status(s)).collect()
     }
 
     pub fn skill_status(&self, skill: &Skill) -> Result<SkillStatus, EngineError> {
@@ -186,6 +190,7 @@ impl Engine {
         };
         Ok(SkillStatus {
             skill: skill.id.clone(),
+            enabled: self.discovery.get(&skill.id).is_some(),
             description: skill.description.clone(),
             triggers: skill.triggers.clone(),
             examples: skill.examples.len(),

@@ -15,7 +15,8 @@ use std::time::Duration;
 pub struct ChangeBatch {
     /// Skill folder names with a changed file.
     pub skills: BTreeSet<String>,
-    /// A `SKILL.md` changed, or a skill folder appeared or vanished: skills must be rediscovered.
+    /// A `SKILL.md` changed, a skill was disabled or enabled, or a skill folder appeared or
+    /// vanished: skills must be rediscovered.
     pub rediscover: bool,
     pub paths: Vec<PathBuf>,
 }
@@ -114,7 +115,8 @@ impl Watcher {
             return;
         }
         let rest: PathBuf = parts.collect();
-        if rest.as_os_str().is_empty() || rest == Path::new(skillrag_skill::SKILL_FILE) {
+        let declares = [skillrag_skill::SKILL_FILE, skillrag_skill::DISABLED_MARKER].map(Path::new);
+        if rest.as_os_str().is_empty() || declares.contains(&rest.as_path()) {
             batch.rediscover = true;
         }
         batch.skills.insert(skill);

@@ -423,19 +423,34 @@ pub async fn put_skill_md(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RenameSkillRequest {
-    pub name: String,
+pub struct SkillPatch {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub enabled: Option<bool>,
 }
 
-/// Renames a skill (its folder and its `SKILL.md` name), then indexes it under the new name.
-pub async fn rename_skill(
+/// Changes a skill: `{"name"}` renames it (its folder and its `SKILL.md` name), then indexes it
+/// under the new name; `{"enabled": false}` turns it off, `{"enabled": true}` on again.
+pub async fn patch_skill(
     State(shared): State<Shared>,
     Path(skill): Path<String>,
-    Json(req): Json<RenameSkillRequest>,
+    Json(req): Json<SkillPatch>,
 ) -> Result<Response, ApiError> {
     require_writes(&shared)?;
     paths::skill_id(&skill)?;
-    Ok(axum::Json(shared.service.rename_skill(skill, req.name.trim().to_string()).await?).into_response())
+    match (req.name, req.enabled) {
+        (Some(name), None) => {
+            Ok(axum::Json(shared.service.rename_skill(skill, name.trim().to_string()).await?).into_response())
+        }
+        (None, Some(enabled)) => {
+            Ok(axum::Json(shared.service.set_skill_enabled(skill, enabled).await?).into_response())
+        }
+        _ => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "send one of `name` (a rename) or `enabled` (true or false)",
+        )),
+    }
 }
 
 /// Deletes a skill: its folder goes to the project's trash, its index is dropped.

@@ -97,7 +97,7 @@ impl From<EngineError> for ApiError {
         let status = match &e {
             EngineError::UnknownSkill { .. } => StatusCode::NOT_FOUND,
             EngineError::NotIndexed(_) | EngineError::UnknownSource { .. } => StatusCode::NOT_FOUND,
-            EngineError::Busy(_) => StatusCode::CONFLICT,
+            EngineError::Busy(_) | EngineError::DisabledSkill(_) => StatusCode::CONFLICT,
             EngineError::Settings(_) => StatusCode::BAD_REQUEST,
             // A model server that does not answer may come back; a client may retry.
             EngineError::ModelUnavailable(_) => return ApiError::unavailable(e.to_string(), 5),

@@ -147,7 +147,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/route", post(api::route))
         .route("/v1/context", post(api::context))
         .route("/v1/skills", get(api::skills).post(api::create_skill))
-        .route("/v1/skills/{skill}", get(api::skill).patch(api::rename_skill).delete(api::delete_skill))
+        .route("/v1/skills/{skill}", get(api::skill).patch(api::patch_skill).delete(api::delete_skill))
         .route("/v1/skills/{skill}/skill-md", get(api::skill_md).put(api::put_skill_md))
         .route("/v1/skills/{skill}/chunks/{chunk}", axum::routing::patch(api::patch_chunk))
         .route("/v1/skills/{skill}/sources", get(api::sources))

@@ -372,7 +372,9 @@ impl SkillragMcp {
     }
 
     async fn list_skills(&self) -> Result<CallToolResult, ApiError> {
-        let skills = self.service.skills().await?;
+        // An agent is shown the skills it can ask; a disabled one is the owner's business.
+        let mut skills = self.service.skills().await?;
+        skills.retain(|s| s.enabled);
         let text = skills
             .iter()
             .map(|s| {

@@ -462,7 +462,7 @@ impl Service {
     pub async fn skill_file(self: &Arc<Self>, skill: String) -> Result<String, ApiError> {
         let live = self.live();
         blocking(move || {
-            let skill = live.assistant.engine.skill(&skill)?;
+            let skill = live.assistant.engine.skill_or_disabled(&skill)?;
             skillrag_skill::read_skill_file(&skill.dir, &skill.id).map_err(|d| ApiError::not_found(d.to_string()))
         })
         .await

@@ -35,6 +35,15 @@ pub struct SkillWritten {
     pub job: IndexJob,
 }
 
+/// A skill turned off or on; `job` is the re-index of a skill turned on.
+#[derive(Debug, Serialize)]
+pub struct SkillToggled {
+    pub skill: String,
+    pub enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<IndexJob>,
+}
+
 /// A skill deleted, and where its folder went.
 #[derive(Debug, Serialize)]
 pub struct SkillDeleted {
@@ -76,7 +85,7 @@ impl Service {
         let _writing = self.writes.lock().await;
         self.check_can_write()?;
         let name = draft.name.clone();
-        if self.live().assistant.engine.skill(&name).is_ok() {
+        if self.live().assistant.engine.skill_or_disabled(&name).is_ok() {
             return Err(ApiError::conflict(format!("a skill named `{name}` exists already")));
         }
         let root = self.new_skill_root();
@@ -109,13 +118,35 @@ impl Service {
         Ok(SkillWritten { skill, path: self.relative(&file), diagnostics, job })
     }
 
+    /// Turns a skill off (the [`skillrag_skill::DISABLED_MARKER`] in its folder: not routed to,
+    /// its index kept) or on, and reopens the assistant. An enabled skill is indexed again,
+    /// since its files may have changed while it was off.
+    pub async fn set_skill_enabled(self: &Arc<Self>, skill: String, enabled: bool) -> Result<SkillToggled, ApiError> {
+        let _writing = self.writes.lock().await;
+        self.check_can_write()?;
+        let dir = self.live().assistant.engine.skill_or_disabled(&skill)?.dir.clone();
+        let marker = dir.join(skillrag_skill::DISABLED_MARKER);
+        if std::fs::symlink_metadata(&marker).is_ok_and(|m| !m.is_file()) {
+            return Err(ApiError::conflict(format!("{} is not a file: remove it by hand", self.relative(&marker))));
+        }
+        blocking(move || {
+            skillrag_skill::set_disabled(&dir, !enabled).map_err(|e| {
+                ApiError::internal(format!("cannot {} the skill: {e}", if enabled { "enable" } else { "disable" }))
+            })
+        })
+        .await?;
+        self.reload(Reopen::Always).await?;
+        let job = if enabled { Some(self.start_job(vec![skill.clone()], false, Reopen::Always)?) } else { None };
+        Ok(SkillToggled { skill, enabled, job })
+    }
+
     /// Moves a skill's folder to `<state>/trash/` and drops its index; the assistant is reopened
-    /// without it.
+    /// without it. A disabled skill may be deleted too.
     pub async fn delete_skill(self: &Arc<Self>, skill: String) -> Result<SkillDeleted, ApiError> {
         let _writing = self.writes.lock().await;
-        self.check_writable(&skill)?;
+        self.check_can_write()?;
         let live = self.live();
-        let found = live.assistant.engine.skill(&skill)?;
+        let found = live.assistant.engine.skill_or_disabled(&skill)?;
         let roots = live.assistant.engine.project.skill_roots();
         let trash = self.project_state().join("trash").join(format!("{skill}-{}", crate::now_secs()));
         blocking({
@@ -141,7 +172,7 @@ impl Service {
         let _writing = self.writes.lock().await;
         self.check_writable(&skill)?;
         let live = self.live();
-        if live.assistant.engine.skill(&name).is_ok() {
+        if live.assistant.engine.skill_or_disabled(&name).is_ok() {
             return Err(ApiError::conflict(format!("a skill named `{name}` exists already")));
         }
         let found = live.assistant.engine.skill(&skill)?.clone();

@@ -8,14 +8,21 @@ use crate::Skill;
 use skillrag_core::Diagnostic;
 use std::collections::{BTreeMap, VecDeque};
 
-/// Drops the `uses` entries that cannot be followed from `skills`, with one error each.
-pub(crate) fn resolve(skills: &mut [Skill]) -> Vec<Diagnostic> {
+/// Drops the `uses` entries that cannot be followed from `skills`, with one error each; a
+/// `disabled` skill is dropped with a warning (it is followed again once enabled).
+pub(crate) fn resolve(skills: &mut [Skill], disabled: &[String]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let known: Vec<String> = skills.iter().map(|s| s.id.clone()).collect();
     for skill in skills.iter_mut() {
         let (file, line) = (skill.skill_file(), Some(skill.settings.uses_line).filter(|l| *l > 0));
         let mut kept: Vec<String> = Vec::new();
         for name in std::mem::take(&mut skill.settings.uses) {
+            if disabled.contains(&name) {
+                let message =
+                    format!("`uses` names `{name}`, which is disabled; its knowledge is left out until it is enabled");
+                diagnostics.push(Diagnostic::warning(&file, line, message));
+                continue;
+            }
             let problem = if name == skill.id {
                 Some(format!("`uses` names the skill itself (`{name}`); ignored"))
             } else if !known.contains(&name) {
@@ -104,7 +111,7 @@ mod tests {
             skill("understand-code", ""),
             skill("search-error-log", ""),
         ];
-        assert!(resolve(&mut skills).is_empty());
+        assert!(resolve(&mut skills, &[]).is_empty());
         assert_eq!(uses(&skills, "fix-bug"), vec!["understand-code", "search-error-log"]);
     }
 
@@ -119,7 +126,7 @@ mod tests {
     #[test]
     fn unknown_names_and_the_skill_itself_are_errors_with_the_line() {
         let mut skills = vec![skill("a", "a, nope, b"), skill("b", "")];
-        let diags = resolve(&mut skills);
+        let diags = resolve(&mut skills, &[]);
         let text: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
         assert_eq!(diags.len(), 2, "{text:#?}");
         assert!(diags.iter().all(|d| d.is_error() && d.line == Some(5)), "{text:#?}");
@@ -131,7 +138,7 @@ mod tests {
     #[test]
     fn a_cycle_is_reported_for_each_skill_on_it_and_those_serve_alone() {
         let mut skills = vec![skill("a", "b"), skill("b", "c"), skill("c", "a"), skill("d", "a")];
-        let diags = resolve(&mut skills);
+        let diags = resolve(&mut skills, &[]);
         let text: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
         assert_eq!(diags.len(), 3, "{text:#?}");
         assert!(text.iter().any(|t| t.contains("a → b → c → a")), "{text:#?}");

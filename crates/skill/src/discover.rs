@@ -1,4 +1,5 @@
-//! Finding the skills of a project: every folder under the skills roots.
+//! Finding the skills of a project: every folder under the skills roots. A folder that holds
+//! the [`DISABLED_MARKER`] is a disabled skill: listed, kept indexed, never routed to or asked.
 
 use crate::parse::parse_skill;
 use crate::Skill;
@@ -10,13 +11,50 @@ use std::path::PathBuf;
 /// The skills found under one or more roots, and every problem met on the way.
 #[derive(Debug, Default)]
 pub struct Discovery {
+    /// The enabled skills: the ones routed to, searched and answered from.
     pub skills: Vec<Skill>,
+    /// Skills turned off by their owner (`skillrag skills --disable`, the page's Skills tab).
+    pub disabled: Vec<Skill>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl Discovery {
+    /// An enabled skill.
     pub fn get(&self, id: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.id == id)
+    }
+
+    /// A disabled skill.
+    pub fn get_disabled(&self, id: &str) -> Option<&Skill> {
+        self.disabled.iter().find(|s| s.id == id)
+    }
+}
+
+/// The file whose presence in a skill folder disables the skill. A file beside `SKILL.md`
+/// rather than a key in it, since one of the three `SKILL.md` forms has no frontmatter to hold
+/// a key, and turning a skill off should not rewrite what its author wrote. Hidden, so no
+/// knowledge pattern lists it.
+pub const DISABLED_MARKER: &str = ".disabled";
+
+/// Whether the skill folder `dir` holds the [`DISABLED_MARKER`].
+pub fn is_disabled(dir: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(dir.join(DISABLED_MARKER)).is_ok()
+}
+
+/// Turns the skill in `dir` off (writes the marker, saying why it is there) or on (removes it).
+pub fn set_disabled(dir: &std::path::Path, disabled: bool) -> std::io::Result<()> {
+    let marker = dir.join(DISABLED_MARKER);
+    if disabled {
+        std::fs::write(
+            &marker,
+            "This skill is disabled: it is not routed to or answered from. Delete this file, or run\n\
+             `skillrag skills --enable NAME`, to turn it back on.\n",
+        )
+    } else {
+        match std::fs::remove_file(&marker) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
     }
 }
 
@@ -67,10 +105,15 @@ pub fn discover(roots: &[PathBuf]) -> Discovery {
                 continue;
             }
             seen.insert(skill.id.clone(), dir.clone());
-            out.skills.push(skill);
+            if is_disabled(&dir) {
+                out.disabled.push(skill);
+            } else {
+                out.skills.push(skill);
+            }
         }
     }
-    let dependency_problems = crate::dependencies::resolve(&mut out.skills);
+    let disabled: Vec<String> = out.disabled.iter().map(|s| s.id.clone()).collect();
+    let dependency_problems = crate::dependencies::resolve(&mut out.skills, &disabled);
     out.diagnostics.extend(dependency_problems);
     out
 }
@@ -119,6 +162,26 @@ mod tests {
         assert_eq!(d.skills.len(), 1);
         assert_eq!(d.skills[0].description, "first");
         assert!(d.diagnostics.iter().any(|d| d.message.contains("already defined")));
+    }
+
+    #[test]
+    fn a_disabled_skill_is_listed_apart_and_its_users_are_warned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write_skill(root, "off", "# off\n\n## Description\nheadings only, no frontmatter\n");
+        write_skill(root, "user", "---\nname: user\ndescription: d\nmetadata:\n  uses: off\n---\n");
+        set_disabled(&root.join("off"), true).unwrap();
+        let d = discover(&[root.to_path_buf()]);
+        assert_eq!(d.skills.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec!["user"]);
+        assert!(d.get("off").is_none() && d.get_disabled("off").is_some());
+        assert!(d.get("user").unwrap().settings.uses.is_empty(), "a disabled skill's knowledge is not retrieved");
+        let warning = d.diagnostics.iter().find(|x| x.message.contains("disabled")).expect("a warning for `uses`");
+        assert!(!warning.is_error(), "{warning}");
+        set_disabled(&root.join("off"), false).unwrap();
+        set_disabled(&root.join("off"), false).unwrap();
+        let d = discover(&[root.to_path_buf()]);
+        assert!(d.get("off").is_some() && d.disabled.is_empty());
+        assert_eq!(d.get("user").unwrap().settings.uses, vec!["off".to_string()]);
     }
 
     #[cfg(unix)]

@@ -16,7 +16,7 @@ mod sections;
 pub use compose::{
     check_skill_name, check_skill_text, compose, skill_title, with_example, with_name, DraftError, SkillDraft,
 };
-pub use discover::{discover, Discovery};
+pub use discover::{discover, is_disabled, set_disabled, Discovery, DISABLED_MARKER};
 pub use lint::{advice, advice_for_text, placeholders, skill_md_template, PLACEHOLDERS};
 pub use parse::{parse_skill, parse_skill_text, read_skill_file, ParsedSkill};
 pub use sections::{split_list, SectionKind};

@@ -26,7 +26,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Lint(args) => lint::lint(&cli, args),
         Command::Index(args) => index::index(&cli, args),
         Command::Search(args) => search::search(&cli, args),
-        Command::Skills => skills::skills(&cli),
+        Command::Skills(args) => skills::skills(&cli, args),
         Command::Sources(args) => skills::sources(&cli, args),
         Command::Extract(args) => extract::extract(&cli, args),
         Command::Ask(args) => ask::ask(&cli, args),

@@ -1,13 +1,16 @@
 //! `skillrag skills` and `skillrag sources`
 
 use super::{open_project, print_json};
-use crate::cli::{Cli, SourcesArgs};
+use crate::cli::{Cli, SkillsArgs, SourcesArgs};
 use crate::output::{human_bytes, truncate, Table};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use skillrag_engine::Freshness;
 use std::process::ExitCode;
 
-pub fn skills(cli: &Cli) -> Result<ExitCode> {
+pub fn skills(cli: &Cli, args: &SkillsArgs) -> Result<ExitCode> {
+    if !args.disable.is_empty() || !args.enable.is_empty() {
+        return toggle(cli, args);
+    }
     let engine = skillrag_engine::Engine::open(open_project(cli)?)?;
     for d in &engine.discovery.diagnostics {
         if d.is_error() {
@@ -31,6 +34,7 @@ pub fn skills(cli: &Cli) -> Result<ExitCode> {
             Freshness::NotIndexed => "not indexed".to_string(),
             Freshness::Damaged(_) => "damaged (skipped; see below)".to_string(),
         };
+        let index = if s.enabled { index } else { format!("disabled · {index}") };
         table.row(vec![
             s.skill.clone(),
             s.files.to_string(),
@@ -51,6 +55,29 @@ pub fn skills(cli: &Cli) -> Result<ExitCode> {
     for s in &status {
         if let Freshness::Damaged(reason) = &s.index {
             eprintln!("warning: {reason}; the other skills keep answering");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--disable` / `--enable`: writes or removes each skill's marker file; an enabled skill whose
+/// index is not fresh is named with the command that brings it up to date.
+fn toggle(cli: &Cli, args: &SkillsArgs) -> Result<ExitCode> {
+    let engine = skillrag_engine::Engine::open(open_project(cli)?)?;
+    let enable = !args.enable.is_empty();
+    for id in if enable { &args.enable } else { &args.disable } {
+        let skill = engine.skill_or_disabled(id)?;
+        skillrag_skill::set_disabled(&skill.dir, !enable)
+            .with_context(|| format!("cannot write in {}", skill.dir.display()))?;
+        eprintln!("{id}: {}", if enable { "enabled" } else { "disabled (its index is kept)" });
+    }
+    if enable {
+        let engine = skillrag_engine::Engine::open(open_project(cli)?)?;
+        for id in &args.enable {
+            let status = engine.skill_status(engine.skill(id)?)?;
+            if status.index != Freshness::Fresh {
+                eprintln!("note: {id}: its index is not fresh; run `skillrag index --skill {id}`");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

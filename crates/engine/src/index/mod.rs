@@ -166,10 +166,11 @@ impl Engine {
         Ok(report)
     }
 
-    /// Deletes the indexes of skills that no longer exist.
+    /// Deletes the indexes of skills that no longer exist (a disabled skill keeps its index, to
+    /// answer again as soon as it is enabled).
     fn remove_vanished_skills(&self, progress: &dyn Progress, removed: &mut Vec<String>) -> Result<(), EngineError> {
         for indexed in self.store.skills()? {
-            if self.discovery.get(&indexed).is_none() {
+            if self.discovery.get(&indexed).is_none() && self.discovery.get_disabled(&indexed).is_none() {
                 self.store.remove(&indexed)?;
                 progress.note(&format!("removed the index of `{indexed}`: the skill no longer exists"));
                 removed.push(indexed);

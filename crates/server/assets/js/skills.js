@@ -18,7 +18,9 @@ export async function loadHealth() {
 
 export async function loadSkills() {
   const body = await api('GET', '/v1/skills');
-  state.skills = Array.isArray(body) ? body : body.skills || [];
+  // Every view picks among the skills that answer; the Skills tab lists the disabled ones too.
+  state.allSkills = Array.isArray(body) ? body : body.skills || [];
+  state.skills = state.allSkills.filter((s) => s.enabled !== false);
   state.skillsWritable = Boolean(body && body.writable);
   fillSkillSelect($('#search-skill'), 'all skills');
   const docs = $('#docs-skill');

@@ -6,7 +6,8 @@ export const CONVERSATION_KEY = 'skillrag.conversation';
 export const DOCS_SKILL_KEY = 'skillrag.docs-skill';
 
 export const state = {
-  skills: [],           // SkillStatus objects from GET /v1/skills
+  skills: [],           // SkillStatus objects from GET /v1/skills: the enabled skills, which every picker offers
+  allSkills: [],        // all of them, disabled ones too (the Skills tab)
   skillsWritable: false, // GET /v1/skills says the server takes writes (--allow-writes)
   skillsPolling: null,  // timer of the re-index poll after a skill write
   models: [],           // model ids from GET /v1/models

@@ -936,7 +936,8 @@ async function main() {
     await byId('skill-editor-text').fill(created.replace('Brewing coffee at home', 'Brewing coffee and tea at home'));
     await byId('skill-editor-save').click();
     await waitSkillsJob(previousSkillsJob, 'saving the fixed SKILL.md');
-    await page.waitForFunction(() => /coffee and tea/.test(document.querySelector('[data-testid="skill-list-row"][data-skill="coffee-brewing"]').innerText))
+    // The description cell's text (beside the open editor the column is hidden).
+    await page.waitForFunction(() => /coffee and tea/.test(document.querySelector('[data-testid="skill-list-row"][data-skill="coffee-brewing"] td.desc').textContent))
       .catch(() => { throw new Failure('the saved description is not served'); });
     await bannerClear();
     log(`ok   skills: lint's error shown before saving (${lintText.replace(/\s+/g, ' ').slice(0, 100)}); the fix saved and served`);
@@ -1030,6 +1031,32 @@ async function main() {
     assert(await closed.getByTestId('refusal').count() === 0 && closedText.includes('12 to 18 hours'), `asked again, the question is not answered from the entry: ${closedText.slice(0, 200)}`);
     assert(await closed.locator('[data-testid="citation-link"][title*="answers-from-gaps.md"]').count() > 0, `the answer does not cite the new entry: ${closedText.slice(0, 200)}`);
     log('ok   gaps closed: a refused question drafted, approved and indexed; asked again, answered from the new entry, cited');
+
+    // Disabled from the page: still listed, offered by no picker, not answered from; enabled
+    // again, it is re-indexed and answers.
+    step = 'skill-disable';
+    await byId('tab-skills').click();
+    await skillRow('coffee-brewing').getByTestId('skill-toggle').click();
+    await page.locator('[data-testid="skill-list-row"][data-skill="coffee-brewing"][data-enabled="false"]').waitFor({ state: 'attached' })
+      .catch(() => { throw new Failure('the disabled skill is not listed as disabled'); });
+    assert((await skillRow('coffee-brewing').innerText()).includes('disabled'), 'the row does not say disabled');
+    await page.screenshot({ path: path.join(shotDir, 'skills-disabled.png'), fullPage: false });
+    assert(await page.locator('#skill-picker option[value="coffee-brewing"]').count() === 0, 'the chat still offers the disabled skill');
+    await byId('tab-chat').click();
+    const off = await ask('What grind size is right for espresso?');
+    assert(await off.locator('[data-testid="citation-link"][title*="espresso.md"]').count() === 0, 'a disabled skill answered');
+    await byId('tab-skills').click();
+    previousSkillsJob = await byId('skills-job').getAttribute('data-job');
+    await skillRow('coffee-brewing').getByTestId('skill-toggle').click();
+    await waitSkillsJob(previousSkillsJob, 'enabling coffee-brewing');
+    await page.locator('[data-testid="skill-list-row"][data-skill="coffee-brewing"][data-enabled="true"]').waitFor({ state: 'attached' })
+      .catch(() => { throw new Failure('the enabled skill is still listed as disabled'); });
+    await byId('tab-chat').click();
+    await byId('skill-picker').selectOption('coffee-brewing');
+    const on = await ask('What grind size is right for espresso?');
+    assert(await on.locator('[data-testid="citation-link"][title*="espresso.md"]').count() > 0, 'the enabled skill does not answer');
+    await byId('skill-picker').selectOption('auto');
+    log('ok   skills: coffee-brewing disabled (listed, not answered from) and enabled again');
 
     // Renamed from the page, then deleted: asked to confirm, gone from the list, its folder in the trash.
     await byId('tab-skills').click();

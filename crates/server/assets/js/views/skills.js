@@ -37,11 +37,13 @@ function updateControls() {
   $('#skill-form-save').disabled = !enabled;
   $('#skill-editor-save').disabled = !enabled;
   $('#skill-editor-text').readOnly = !writable();
-  for (const b of document.querySelectorAll('#skill-list .skill-delete, #skill-list .skill-rename')) b.disabled = !enabled;
+  for (const b of document.querySelectorAll('#skill-list .skill-delete, #skill-list .skill-rename, #skill-list .skill-toggle')) {
+    b.disabled = !enabled || (b.classList.contains('skill-rename') && b.closest('tr').classList.contains('off'));
+  }
 }
 
 function render() {
-  const skills = state.skills || [];
+  const skills = state.allSkills || [];
   const chunks = skills.reduce((n, s) => n + (s.chunks || 0), 0);
   $('#skills-summary').textContent = `${plural(skills.length, 'skill')} · ${plural(chunks, 'chunk')}`;
   const tbody = $('#skill-list tbody');
@@ -50,8 +52,9 @@ function render() {
     tbody.append(el('tr', {}, el('td', { colspan: 6, class: 'none', text: 'No skills yet. Create one with “New skill”.' })));
   }
   for (const s of skills) {
+    const on = s.enabled !== false;
     const index = s.index && s.index.state ? s.index.state : 'missing';
-    tbody.append(el('tr', { dataset: { testid: 'skill-list-row', skill: s.skill } },
+    tbody.append(el('tr', { class: on ? '' : 'off', dataset: { testid: 'skill-list-row', skill: s.skill, enabled: String(on) } },
       el('td', { class: 'skill' }, el('button', {
         type: 'button', class: 'linkish', title: `Edit the SKILL.md of ${s.skill}`, dataset: { testid: 'skill-edit' },
         text: s.skill, onclick: guard(() => openEditor(s.skill)),
@@ -59,8 +62,13 @@ function render() {
       el('td', { class: 'desc', title: s.description || '', text: s.description || '' }),
       el('td', { class: 'num' }, s.files ?? dash()),
       el('td', { class: 'num' }, s.chunks ?? dash()),
-      el('td', {}, el('span', { class: `state ${index}`, text: index })),
+      el('td', {}, on ? el('span', { class: `state ${index}`, text: index })
+        : el('span', { class: 'state disabled', title: `not routed to or answered from; its index (${index}) is kept`, text: 'disabled' })),
       el('td', { class: 'skill-actions' }, el('button', {
+        type: 'button', class: 'small secondary skill-toggle', dataset: { testid: 'skill-toggle' },
+        title: on ? 'Stop routing questions to this skill (its index is kept)' : 'Answer from this skill again',
+        text: on ? 'Disable' : 'Enable', onclick: guard(() => toggleSkill(s.skill, !on)),
+      }), el('button', {
         type: 'button', class: 'small secondary skill-rename', dataset: { testid: 'skill-rename' },
         text: 'Rename', onclick: (ev) => openRename(s.skill, ev.target.closest('tr')),
       }), el('button', {
@@ -196,6 +204,20 @@ async function renameSkill(skill, name) {
   const body = await api('PATCH', skillUrl(skill), { name });
   if ($('#skill-editor').dataset.skill === skill) closeEditor();
   await followJob(body.job, `Renamed ${skill} to ${body.skill} (${body.path}).`, body.diagnostics, body.skill);
+}
+
+async function toggleSkill(skill, enabled) {
+  clearError();
+  const body = await api('PATCH', skillUrl(skill), { enabled });
+  const note = enabled ? `Enabled ${skill}: it answers again.` : `Disabled ${skill}: it is not routed to; its index is kept.`;
+  if (body.job) {
+    await followJob(body.job, note, null, null);
+    return;
+  }
+  renderJobInto($('#skills-job'), null);
+  await refreshAll();
+  $('#skills-job').hidden = false;
+  $('#skills-job').append(el('div', { class: 'job-message', dataset: { testid: 'skill-toggled' }, text: note }));
 }
 
 async function deleteSkill(skill) {
