@@ -29,7 +29,7 @@ pub use base::question::AskOptions;
 pub use base::settings::AskSettings;
 pub use error::{AskError, TuneError};
 pub use logs::feedback::{routing_labels, FeedbackLog, FeedbackRecord, JudgedHit, Judgement, Rating};
-pub use logs::gaps::{Gap, GapCause, GapLog, GapRecord};
+pub use logs::gaps::{Gap, GapCause, GapLog, GapRecord, LikedAnswer};
 pub use logs::history::{ConversationStore, ConversationSummary, HistoryError, SavedConversation, Turn};
 pub use logs::jsonl::Skipped;
 pub use reader::Reader;
@@ -181,7 +181,9 @@ impl Assistant {
         if let Some(kind) = gate::check(&text, options.skill.is_some()) {
             self.reply_gated(&mut answer, kind, llm, language, on_text);
             assemble::gate_timed(&mut answer, ms(started), true);
-            self.record(&answer, None);
+            if !options.unrecorded {
+                self.record(&answer, None);
+            }
             return Ok(answer);
         }
         assemble::gate_timed(&mut answer, ms(started), false);
@@ -201,7 +203,11 @@ impl Assistant {
         // What the follow-up was searched as: with the terms it borrowed, or alone.
         let searched = routed.probed.question.text.as_str();
         let standalone = (plan.follow_up.is_some() && searched != text).then_some(searched);
-        Ok(self.finish(answer, started, standalone))
+        let answer = assemble::finish(answer, ms(started));
+        if !options.unrecorded {
+            self.record(&answer, standalone);
+        }
+        Ok(answer)
     }
 
     /// A conversation rebuilt from its earlier user questions alone (oldest first), as an HTTP
@@ -345,7 +351,7 @@ impl Assistant {
         assemble::gate_timed(&mut answer, ms(started), false);
 
         let route_started = Instant::now();
-        let ask_options = AskOptions { skill: options.skill.clone(), id: None };
+        let ask_options = AskOptions { skill: options.skill.clone(), id: None, ..Default::default() };
         let (plan, routed) = self.plan_and_route(&text, &ask_options, None, llm.assist)?;
         assemble::route_only(&mut answer, &routed, ms(route_started));
         if let Some(mut retrieval) = self.retrieve_evidence(&mut answer, &plan, &routed, llm)? {
@@ -588,12 +594,6 @@ impl Assistant {
     fn refuser<'a>(&'a self, routed: &'a Routed, language: Language) -> refuse::Refuser<'a> {
         let (question, stats) = (&routed.probed.question, &routed.probed.stats);
         refuse::Refuser { engine: &self.engine, question, stats, language }
-    }
-
-    fn finish(&self, answer: Answer, started: Instant, standalone: Option<&str>) -> Answer {
-        let answer = assemble::finish(answer, ms(started));
-        self.record(&answer, standalone);
-        answer
     }
 
     /// Logs the finished question: the gaps log when refused (a follow-up as `standalone`, the

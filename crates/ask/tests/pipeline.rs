@@ -60,7 +60,7 @@ impl Demo {
 
     /// Asks `skill` itself (`--skill`): no routing.
     fn ask_skill(&self, question: &str, skill: &str) -> Answer {
-        let options = AskOptions { skill: Some(skill.to_string()), id: None };
+        let options = AskOptions { skill: Some(skill.to_string()), id: None, ..Default::default() };
         self.assistant.ask(question, &options, None, None).expect(question)
     }
 
@@ -181,7 +181,12 @@ fn a_greeting_to_a_named_skill_is_small_talk() {
         assert!(a.refusal.is_none() && !a.retrieved, "{q}: {a:?}");
     }
     // A skill that does not exist is still an error, greeting or not.
-    let unknown = demo.assistant.ask("hi there", &AskOptions { skill: Some("nope".into()), id: None }, None, None);
+    let unknown = demo.assistant.ask(
+        "hi there",
+        &AskOptions { skill: Some("nope".into()), id: None, ..Default::default() },
+        None,
+        None,
+    );
     assert!(unknown.is_err(), "{unknown:?}");
     let a = demo.ask_skill("帮我润色这段话：我们明天开会。", "labor-law");
     assert!(a.route.gate.is_none() && a.route.forced && a.retrieved, "{:?}", a.route);
@@ -340,7 +345,7 @@ fn a_follow_up_borrows_nothing_across_skills() {
 
     // A fixed skill, then routing again: the router question does not carry the probation terms.
     let mut chat = Conversation::new();
-    let fixed = AskOptions { skill: Some("labor-law".into()), id: None };
+    let fixed = AskOptions { skill: Some("labor-law".into()), id: None, ..Default::default() };
     demo.assistant.ask("试用期最长多久？", &fixed, Some(&mut chat), None).expect("ask");
     let after = demo.ask_in("and how long does it take?", &mut chat);
     assert!(after.queries.iter().all(|q| !q.contains("试用期")), "{:?}", after.queries);

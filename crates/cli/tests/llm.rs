@@ -3,8 +3,9 @@
 //! is unreachable or misconfigured.
 mod common;
 
+use common::server::Server;
 use common::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::process::Command;
 
 fn output_json(mut cmd: Command) -> Value {
@@ -257,4 +258,40 @@ fn ask_with_a_local_gguf_model_in_process() {
         .file_name()
         .to_string_lossy()
         .ends_with("-q8_0.gguf")));
+}
+
+/// With an LLM, a gap's draft is the model's answer from the passages it cites (checked like
+/// every answer), or the best passage when the model supports nothing; drafting asks nothing
+/// that joins the gaps.
+#[test]
+fn an_llm_drafts_the_entry_of_a_gap_from_the_passages_it_cites() {
+    let Some((url, model)) = llm_server() else { return };
+    let project = demo_indexed();
+    let mut env = vec![("SKILLRAG_LLM_BASE_URL", url.as_str()), ("SKILLRAG_LLM_MODEL", model.as_str())];
+    env.extend(LLM_TEST_SETTINGS);
+    let server = Server::start(project.path(), &["--allow-writes"], &env);
+    let question = "How do I factory reset the router?";
+    let (_, answered) = server.post_json("/v1/ask", json!({"query": question, "skill": "router-faq"}));
+    let (status, _) = server.post_json("/v1/feedback", json!({"answer_id": answered["answer_id"], "rating": "down"}));
+    assert_eq!(status, 201);
+    let (_, gaps) = server.get_json("/v1/gaps");
+    let gap = gaps["gaps"].as_array().unwrap().iter().find(|g| g["query"] == question).cloned().expect("a gap");
+    let logged = || std::fs::read_to_string(project.path().join(".skillrag/gaps.jsonl")).unwrap_or_default();
+    let before = logged();
+
+    let (status, drafted) = server.post_json(&format!("/v1/gaps/{}/draft", gap["id"].as_str().unwrap()), json!({}));
+    assert_eq!(status, 201, "{drafted}");
+    let draft = &drafted["draft"];
+    let text = draft["answer"].as_str().unwrap();
+    let sources: Vec<&str> = draft["sources"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(!text.trim().is_empty() && !sources.is_empty(), "{draft}");
+    assert!(sources.iter().all(|s| s.starts_with("knowledge/")), "{draft}");
+    eprintln!("drafted: {draft}");
+    match draft["drafted_by"].as_str() {
+        Some("llm") => assert!(!text.contains("[1]"), "the entry has no markers into a context: {draft}"),
+        // A 0.5B model's sentences may all fail the check: the passage stands in, as without one.
+        Some("passage") => assert_eq!(sources.len(), 1, "{draft}"),
+        other => panic!("drafted by {other:?}: {draft}"),
+    }
+    assert_eq!(logged(), before, "drafting is not a user's question: nothing joins the gaps");
 }

@@ -436,6 +436,7 @@ fn gaps_become_drafts_that_are_approved_into_the_knowledge() {
         (Some("entry"), Some("router-faq"), Some(price))
     );
     assert!(!draft["answer"].as_str().unwrap().is_empty() && draft["sources"][0].is_string(), "{draft}");
+    assert_eq!(draft["drafted_by"], "passage", "no LLM: the best passage: {draft}");
     let draft_id = draft["id"].as_str().unwrap();
     let (status, reply) = server.post_json(&format!("/v1/drafts/{draft_id}/approve"), json!({"answer": "  "}));
     assert_eq!((status, reply["error"]["field"].as_str()), (422, Some("answer")), "{reply}");
@@ -482,6 +483,38 @@ fn gaps_become_drafts_that_are_approved_into_the_knowledge() {
     let lint = run(project.path(), &["lint", "tea-brewing"]);
     assert!(lint.status.success(), "{}", common::stderr(&lint));
 
+    // An answer rated 👍 is listed as liked, and drafts an entry keeping it under the question
+    // as asked, its markers gone; approved, it leaves the list.
+    let reset = "how long do I hold the reset pin";
+    let (_, answered) = server.post_json("/v1/ask", json!({"query": reset, "skill": "router-faq"}));
+    assert!(answered["refusal"].is_null(), "{answered}");
+    let (status, _) = server.post_json("/v1/feedback", json!({"answer_id": answered["answer_id"], "rating": "up"}));
+    assert_eq!(status, 201);
+    let liked_of = |query: &str| {
+        let (_, gaps) = server.get_json("/v1/gaps");
+        gaps["liked"].as_array().unwrap().iter().find(|l| l["query"] == query).cloned()
+    };
+    let liked = liked_of(reset).expect("the 👍 answer is listed");
+    assert!(liked["id"].as_str().unwrap().starts_with("l-") && liked["skill"] == "router-faq", "{liked}");
+    let (status, drafted) = server.post_json(&format!("/v1/gaps/{}/draft", liked["id"].as_str().unwrap()), json!({}));
+    assert_eq!(status, 201, "{drafted}");
+    let draft = &drafted["draft"];
+    assert_eq!(
+        (draft["drafted_by"].as_str(), draft["kind"].as_str()),
+        (Some("rated_answer"), Some("entry")),
+        "{draft}"
+    );
+    let kept = draft["answer"].as_str().unwrap();
+    assert!(kept.contains("10 seconds") && !kept.contains("[1]"), "the rated answer without its markers: {draft}");
+    let (status, approved) =
+        server.post_json(&format!("/v1/drafts/{}/approve", draft["id"].as_str().unwrap()), json!({}));
+    assert_eq!(status, 200, "{approved}");
+    server.wait_for_job(approved["job"]["id"].as_u64().unwrap());
+    assert!(liked_of(reset).is_none(), "kept, it leaves the list");
+    let written =
+        std::fs::read_to_string(project.path().join("skills/router-faq/knowledge/answers-from-gaps.md")).unwrap();
+    assert!(written.contains(&format!("## {reset}\n\n")), "{written}");
+
     // Resolve without a draft; bad ids.
     assert_eq!(ask("Can the router brew coffee?")["refusal"]["kind"], "not_found");
     let coffee = gap_of("Can the router brew coffee?").unwrap();
@@ -491,6 +524,8 @@ fn gaps_become_drafts_that_are_approved_into_the_knowledge() {
     for (path, code) in [
         ("/v1/gaps/g-0123456789ab/draft", 404),
         ("/v1/gaps/g-0123456789ab/resolve", 404),
+        ("/v1/gaps/l-0123456789ab/draft", 404),
+        ("/v1/gaps/x-0123456789ab/draft", 400),
         ("/v1/drafts/d-0123456789ab/approve", 404),
         ("/v1/gaps/..%2F..%2Fx/draft", 400),
         ("/v1/drafts/router-faq/approve", 400),

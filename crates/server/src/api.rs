@@ -39,7 +39,7 @@ pub async fn ask(State(shared): State<Shared>, Json(req): Json<AskRequest>) -> R
     if let Some(s) = &req.skill {
         paths::skill_id(s)?;
     }
-    let options = AskOptions { skill: req.skill, id: req.id };
+    let options = AskOptions { skill: req.skill, id: req.id, ..Default::default() };
     let thread = match req.conversation_id {
         Some(id) => Thread::Saved(id),
         None => Thread::Stateless(Vec::new()),
@@ -511,14 +511,21 @@ fn record_id(raw: &str, prefix: &str) -> Result<(), ApiError> {
 /// A draft of new knowledge from the gap `id`: 201 with the draft.
 pub async fn draft_gap(State(shared): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
     require_writes(&shared)?;
-    record_id(&id, "g-")?;
-    Ok((StatusCode::CREATED, axum::Json(json!({"draft": shared.service.draft_from_gap(id).await?}))).into_response())
+    gap_or_liked_id(&id)?;
+    Ok((StatusCode::CREATED, axum::Json(json!({"draft": shared.service.draft(id).await?}))).into_response())
 }
 
-/// Marks the gap `id` resolved.
+/// A gap's id (`g-…`) or a liked answer's (`l-…`): both are drafted and resolved alike.
+fn gap_or_liked_id(id: &str) -> Result<(), ApiError> {
+    record_id(id, "g-")
+        .or_else(|_| record_id(id, "l-"))
+        .map_err(|_| ApiError::bad_request(format!("`{id}` is not the id of a gap (g-…) or of a liked answer (l-…)")))
+}
+
+/// Marks the gap (or liked answer) `id` resolved.
 pub async fn resolve_gap(State(shared): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
     require_writes(&shared)?;
-    record_id(&id, "g-")?;
+    gap_or_liked_id(&id)?;
     shared.service.resolve_gap(id.clone()).await?;
     Ok(axum::Json(json!({"resolved": id})).into_response())
 }
@@ -653,8 +660,10 @@ pub async fn gaps(
     if let Some(s) = &q.skill {
         paths::skill_id(s)?;
     }
-    let gaps = shared.service.gaps(q.skill, q.limit.unwrap_or(100)).await?;
-    Ok(axum::Json(json!({"gaps": gaps})).into_response())
+    let limit = q.limit.unwrap_or(100);
+    let gaps = shared.service.gaps(q.skill.clone(), limit).await?;
+    let liked = shared.service.liked(q.skill, limit).await?;
+    Ok(axum::Json(json!({"gaps": gaps, "liked": liked})).into_response())
 }
 
 pub async fn healthz(State(shared): State<Shared>) -> Response {

@@ -7,11 +7,17 @@
 //!   the skill has on it, to be rewritten by the owner. Approved, it is appended to the skill's
 //!   `knowledge/answers-from-gaps.md` as a `## question` section (a chunk of its own, found by
 //!   the question's words).
+//!   With an LLM configured, the answer is the model's, written from the passages it cites and
+//!   checked sentence by sentence as every answer is (the question asked again, unrecorded,
+//!   of the gap's skill); when the model finds nothing it can support, the best passage stands in.
+//! - An answer users rated 👍 (`liked`) drafts an entry with that answer, the question as they
+//!   asked it: found by those words next time, whatever the passages' own wording.
 //! - A question that went to the wrong skill (`routing`, a 👎 naming the right one) drafts a
 //!   routing example for that skill; approved, it joins the `## Examples` of its `SKILL.md`
 //!   (checked by lint first, like every `SKILL.md` write).
 //!
-//! Drafts are kept in `<state>/drafts/` until approved; approving marks the gap resolved.
+//! Drafts are kept in `<state>/drafts/` until approved; approving marks the gap (or the liked
+//! answer) resolved.
 
 use crate::error::ApiError;
 use crate::service::{blocking, IndexJob, Reopen, Service};
@@ -40,12 +46,30 @@ pub enum DraftKind {
     Example,
 }
 
-/// A draft of new knowledge built from a gap.
+/// Who wrote a draft's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DraftedBy {
+    /// The skill's best passage on the question, to be rewritten (no LLM, or none it supports).
+    #[default]
+    Passage,
+    /// The LLM, from the passages it cites, each sentence checked against them.
+    Llm,
+    /// The answer users rated 👍.
+    RatedAnswer,
+    /// Nothing to start from: a routing example, or a question no passage is near.
+    Nobody,
+}
+
+/// A draft of new knowledge built from a gap or a liked answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Draft {
     pub id: String,
+    /// The gap (`g-…`) or the liked answer (`l-…`) it was drafted from.
     pub gap: String,
     pub kind: DraftKind,
+    #[serde(default)]
+    pub drafted_by: DraftedBy,
     /// The skill it is written into; `null` for a question no skill took (the owner names one).
     pub skill: Option<String>,
     pub question: String,
@@ -85,8 +109,41 @@ fn unprocessable(field: &'static str, message: impl Into<String>) -> ApiError {
 }
 
 impl Service {
-    /// A draft entry for the gap `id`, kept until approved.
-    pub async fn draft_from_gap(self: &Arc<Self>, id: String) -> Result<Draft, ApiError> {
+    /// A draft for the gap (`g-…`) or liked answer (`l-…`) `id`, kept until approved.
+    pub async fn draft(self: &Arc<Self>, id: String) -> Result<Draft, ApiError> {
+        if id.starts_with("l-") {
+            self.draft_from_liked(id).await
+        } else {
+            self.draft_from_gap(id).await
+        }
+    }
+
+    /// An entry keeping the answer users rated 👍, under the question as they asked it.
+    async fn draft_from_liked(self: &Arc<Self>, id: String) -> Result<Draft, ApiError> {
+        let liked = self
+            .liked(None, usize::MAX)
+            .await?
+            .into_iter()
+            .find(|l| l.id == id)
+            .ok_or_else(|| ApiError::not_found(format!("no liked answer `{id}` (see `liked` in GET /v1/gaps)")))?;
+        let draft = Draft {
+            id: draft_id(&liked.id),
+            gap: liked.id,
+            kind: DraftKind::Entry,
+            drafted_by: DraftedBy::RatedAnswer,
+            skill: Some(liked.skill),
+            question: liked.query,
+            // The entry is its own source: the answer's markers pointed at the passages it quoted.
+            answer: without_markers(&liked.answer),
+            sources: liked.sources,
+            created: crate::now_secs(),
+        };
+        let drafts = self.drafts_dir();
+        blocking(move || keep(&drafts, draft)).await
+    }
+
+    /// A draft entry (or routing example) for the gap `id`.
+    async fn draft_from_gap(self: &Arc<Self>, id: String) -> Result<Draft, ApiError> {
         let gap = self
             .gaps(None, usize::MAX)
             .await?
@@ -97,36 +154,26 @@ impl Service {
         let drafts = self.drafts_dir();
         blocking(move || {
             let kind = if gap.cause == GapCause::Routing { DraftKind::Example } else { DraftKind::Entry };
-            // The best passage the skill has on the question: what the owner rewrites.
-            let (answer, sources) = match (&gap.skill, kind) {
+            let (answer, sources, drafted_by) = match (&gap.skill, kind) {
                 (Some(skill), DraftKind::Entry) if live.assistant.engine.skill(skill).is_ok() => {
-                    let options = SearchOptions { skills: vec![skill.clone()], k: Some(1), ..Default::default() };
-                    let hits = live.assistant.engine.search(&gap.query, &options).map(|r| r.hits).unwrap_or_default();
-                    match hits.into_iter().next() {
-                        Some(hit) => (hit.text, vec![hit.source]),
-                        None => (String::new(), Vec::new()),
-                    }
+                    written_by_llm(&live.assistant, skill, &gap.query)
+                        .or_else(|| best_passage(&live.assistant.engine, skill, &gap.query))
+                        .unwrap_or((String::new(), Vec::new(), DraftedBy::Nobody))
                 }
-                _ => (String::new(), Vec::new()),
+                _ => (String::new(), Vec::new(), DraftedBy::Nobody),
             };
             let draft = Draft {
-                id: format!(
-                    "d-{}",
-                    &skillrag_load::content_hash(format!("{}\n{}", gap.id, crate::now_secs()).as_bytes())[..12]
-                ),
+                id: draft_id(&gap.id),
                 gap: gap.id,
                 kind,
+                drafted_by,
                 skill: gap.skill,
                 question: gap.query,
                 answer,
                 sources,
                 created: crate::now_secs(),
             };
-            std::fs::create_dir_all(&drafts).map_err(|e| ApiError::internal(format!("cannot keep the draft: {e}")))?;
-            let json = serde_json::to_vec_pretty(&draft).map_err(|e| ApiError::internal(e.to_string()))?;
-            std::fs::write(drafts.join(format!("{}.json", draft.id)), json)
-                .map_err(|e| ApiError::internal(format!("cannot keep the draft: {e}")))?;
-            Ok(draft)
+            keep(&drafts, draft)
         })
         .await
     }
@@ -183,11 +230,15 @@ impl Service {
         Ok(Approved { draft: id, gap: draft.gap, skill, kind, path, job })
     }
 
-    /// Marks the gap `id` resolved.
+    /// Marks the gap or liked answer `id` resolved.
     pub async fn resolve_gap(self: &Arc<Self>, id: String) -> Result<(), ApiError> {
-        let open = self.gaps(None, usize::MAX).await?.into_iter().any(|g| g.id == id);
+        let open = if id.starts_with("l-") {
+            self.liked(None, usize::MAX).await?.into_iter().any(|l| l.id == id)
+        } else {
+            self.gaps(None, usize::MAX).await?.into_iter().any(|g| g.id == id)
+        };
         if !open {
-            return Err(ApiError::not_found(format!("no open gap `{id}` (see GET /v1/gaps)")));
+            return Err(ApiError::not_found(format!("no open gap or liked answer `{id}` (see GET /v1/gaps)")));
         }
         let live = self.live();
         let log = live.assistant.gap_log().ok_or_else(|| ApiError::not_found("this project keeps no gaps"))?;
@@ -197,6 +248,69 @@ impl Service {
     fn drafts_dir(&self) -> PathBuf {
         self.live().assistant.engine.project.state_dir().join("drafts")
     }
+}
+
+fn draft_id(from: &str) -> String {
+    format!("d-{}", &skillrag_load::content_hash(format!("{from}\n{}", crate::now_secs()).as_bytes())[..12])
+}
+
+/// Writes `draft` into `<state>/drafts/`, where approving finds it.
+fn keep(drafts: &std::path::Path, draft: Draft) -> Result<Draft, ApiError> {
+    std::fs::create_dir_all(drafts).map_err(|e| ApiError::internal(format!("cannot keep the draft: {e}")))?;
+    let json = serde_json::to_vec_pretty(&draft).map_err(|e| ApiError::internal(e.to_string()))?;
+    std::fs::write(drafts.join(format!("{}.json", draft.id)), json)
+        .map_err(|e| ApiError::internal(format!("cannot keep the draft: {e}")))?;
+    Ok(draft)
+}
+
+/// The configured LLM's answer to `question` from `skill`'s passages, its citations' documents
+/// as the sources: `None` without an LLM, when it refuses, or when none of its sentences is
+/// supported (the extractive fallback is not the model's writing).
+fn written_by_llm(
+    assistant: &skillrag_ask::Assistant,
+    skill: &str,
+    question: &str,
+) -> Option<(String, Vec<String>, DraftedBy)> {
+    assistant.generator()?;
+    let options = skillrag_ask::AskOptions { skill: Some(skill.to_string()), unrecorded: true, ..Default::default() };
+    let answer = assistant.ask(question, &options, None, None).ok()?;
+    let written = answer.generation.as_ref().is_some_and(|g| g.fallback.is_none());
+    if answer.refusal.is_some() || !written {
+        return None;
+    }
+    let mut sources: Vec<String> = Vec::new();
+    for c in &answer.citations {
+        if !sources.contains(&c.source) {
+            sources.push(c.source.clone());
+        }
+    }
+    Some((without_markers(&answer.answer), sources, DraftedBy::Llm))
+}
+
+/// The best passage `skill` has on `question`: what the owner rewrites.
+fn best_passage(engine: &Engine, skill: &str, question: &str) -> Option<(String, Vec<String>, DraftedBy)> {
+    let options = SearchOptions { skills: vec![skill.to_string()], k: Some(1), ..Default::default() };
+    let hit = engine.search(question, &options).ok()?.hits.into_iter().next()?;
+    Some((hit.text, vec![hit.source], DraftedBy::Passage))
+}
+
+/// `text` without its citation markers (`[1]`), which point into an answer's context, not
+/// into the entry it becomes.
+fn without_markers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('[') {
+        out.push_str(&rest[..at]);
+        match skillrag_ask::marker_len(&rest[at..]) {
+            Some(len) => rest = &rest[at + len..],
+            None => {
+                out.push('[');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n").trim().to_string()
 }
 
 fn one_line(text: &str) -> String {

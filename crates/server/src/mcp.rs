@@ -352,7 +352,7 @@ impl SkillragMcp {
             }
             "ask" => {
                 let AskArguments { query, skill } = arguments(tool, args)?;
-                let options = AskOptions { skill: checked_skill(skill)?, id: None };
+                let options = AskOptions { skill: checked_skill(skill)?, id: None, ..Default::default() };
                 let (answer, _) = self.service.ask(query, options, Vec::new()).await?;
                 Ok(ok(crate::openai::content_of(&answer), serde_json::to_value(&*answer).unwrap_or(Value::Null)))
             }

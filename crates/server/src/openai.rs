@@ -132,7 +132,7 @@ pub async fn chat_completions(
     };
     // The earlier user messages are the conversation: follow-ups keep their topic.
     let history = user;
-    let options = AskOptions { skill, id: None };
+    let options = AskOptions { skill, id: None, ..Default::default() };
     let chunks = Chunks { id: format!("chatcmpl-{}", uuid_like()), created: crate::now_secs(), model: req.model };
     if !req.stream {
         let (answer, _) = shared.service.ask(question, options, history).await?;

@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use serde::Serialize;
 use skillrag_ask::{
     Answer, AskOptions, Assistant, ContextOptions, ConversationStore, FeedbackLog, FeedbackRecord, Gap, HistoryError,
-    Judgement, Rating, Route, TaskContext,
+    Judgement, LikedAnswer, Rating, Route, TaskContext,
 };
 use skillrag_core::Mode;
 use skillrag_engine::{
@@ -602,6 +602,25 @@ impl Service {
             }
             gaps.truncate(limit);
             Ok(gaps)
+        })
+        .await
+    }
+
+    /// The answers users rated 👍 that an entry could keep (`liked` of `GET /v1/gaps`).
+    pub async fn liked(self: &Arc<Self>, skill: Option<String>, limit: usize) -> Result<Vec<LikedAnswer>, ApiError> {
+        let live = self.live();
+        if let Some(s) = &skill {
+            live.assistant.engine.skill(s)?;
+        }
+        let this = self.clone();
+        blocking(move || {
+            let Some(log) = live.assistant.gap_log() else { return Ok(Vec::new()) };
+            let (feedback, _) = this.feedback.list().map_err(|e| ApiError::internal(e.to_string()))?;
+            let mut liked = log.liked(skill.as_deref(), &feedback);
+            // Only skills that still answer: a 👍 of a deleted or disabled skill has nowhere to go.
+            liked.retain(|l| live.assistant.engine.skill(&l.skill).is_ok());
+            liked.truncate(limit);
+            Ok(liked)
         })
         .await
     }

@@ -40,6 +40,9 @@ pub struct AskOptions {
     pub skill: Option<String>,
     /// Echoed back in the answer (batch mode).
     pub id: Option<String>,
+    /// Not a user's question (the owner's tools ask too, to draft an entry): kept out of the
+    /// gaps log and the trace.
+    pub unrecorded: bool,
 }
 
 /// Questions longer than this are cut before analysis.

@@ -2,7 +2,9 @@
 //! project's state folder so knowledge-base owners can see what their skills are missing
 //! (`skillrag gaps`, `GET /v1/gaps`). Answers users rated 👎 join them
 //! ([`GapLog::list_with_feedback`]), each with its cause: the knowledge lacks it, retrieval
-//! answered badly, or the question went to the wrong skill.
+//! answered badly, or the question went to the wrong skill. Answers users rated 👍 are listed
+//! beside them ([`GapLog::liked`]): each may become a knowledge entry keyed by the question as
+//! users asked it.
 
 use crate::base::contract::{Answer, RefusalKind};
 use crate::logs::feedback::{FeedbackRecord, Rating};
@@ -167,13 +169,8 @@ impl GapLog {
             }
             gap.comments.extend(comment);
         }
-        // A resolved gap stays out of the list until its question comes back. An unreadable
-        // line of this log is skipped: it only hides a gap, it never loses one.
-        let resolved: HashMap<String, u64> = self
-            .resolved
-            .read::<Resolved>()
-            .map(|(r, _)| r.into_iter().map(|r| (r.id, r.time)).collect())
-            .unwrap_or_default();
+        // A resolved gap stays out of the list until its question comes back.
+        let resolved = self.resolved_at();
         // A refusal the user then rated down naming the skill (or no skill) is the router's
         // mistake, listed once, under routing, not also as missing knowledge.
         let misrouted: std::collections::HashSet<String> =
@@ -188,6 +185,78 @@ impl GapLog {
         }
         gaps.sort_by(|a, b| b.count.cmp(&a.count).then(b.last_seen.cmp(&a.last_seen)).then(a.query.cmp(&b.query)));
         Ok((gaps, unreadable))
+    }
+}
+
+/// An answer users rated 👍, grouped by skill and question: a candidate knowledge entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LikedAnswer {
+    /// Fixed by its skill and question (`l-…`): what a draft or a resolve names.
+    pub id: String,
+    pub skill: String,
+    /// The question as first rated.
+    pub query: String,
+    /// The latest answer rated 👍, as the user read it.
+    pub answer: String,
+    /// The documents of the passages that answer was built from.
+    pub sources: Vec<String>,
+    pub count: usize,
+    pub last_seen: u64,
+}
+
+impl GapLog {
+    /// The answers rated 👍 in `feedback` that an entry could keep: answered (not refused) from
+    /// one skill, with the answer's text known; most often rated first. `skill` keeps one
+    /// skill's. One that was drafted into knowledge (resolved) comes back only when rated again.
+    pub fn liked(&self, skill: Option<&str>, feedback: &[FeedbackRecord]) -> Vec<LikedAnswer> {
+        let mut groups: HashMap<(String, String), LikedAnswer> = HashMap::new();
+        for f in feedback.iter().filter(|f| f.rating == Rating::Up && f.refusal.is_none()) {
+            let ([routed], Some(answer)) = (f.routed.as_slice(), f.answer.as_deref().filter(|a| !a.trim().is_empty()))
+            else {
+                continue;
+            };
+            if skill.is_some_and(|s| s != routed) {
+                continue;
+            }
+            let key = (routed.clone(), normalize(&f.query));
+            let id = format!("l-{}", &blake3::hash(format!("{}\n{}", key.0, key.1).as_bytes()).to_hex()[..12]);
+            let liked = groups.entry(key).or_insert_with(|| LikedAnswer {
+                id,
+                skill: routed.clone(),
+                query: f.query.clone(),
+                answer: String::new(),
+                sources: Vec::new(),
+                count: 0,
+                last_seen: 0,
+            });
+            liked.count += 1;
+            if f.time >= liked.last_seen {
+                liked.last_seen = f.time;
+                liked.answer = answer.to_string();
+                liked.sources = Vec::new();
+                for hit in &f.hits {
+                    if !liked.sources.contains(&hit.source) {
+                        liked.sources.push(hit.source.clone());
+                    }
+                }
+            }
+        }
+        let resolved = self.resolved_at();
+        let mut liked: Vec<LikedAnswer> =
+            groups.into_values().filter(|l| resolved.get(&l.id).is_none_or(|&at| l.last_seen > at)).collect();
+        liked.sort_by(|a, b| b.count.cmp(&a.count).then(b.last_seen.cmp(&a.last_seen)).then(a.query.cmp(&b.query)));
+        liked
+    }
+
+    /// When each resolved id was resolved (its latest time). An unreadable line of this log is
+    /// skipped: it only hides an entry, it never loses one.
+    fn resolved_at(&self) -> HashMap<String, u64> {
+        let mut at: HashMap<String, u64> = HashMap::new();
+        for r in self.resolved.read::<Resolved>().map(|(r, _)| r).unwrap_or_default() {
+            let time = at.entry(r.id).or_insert(r.time);
+            *time = (*time).max(r.time);
+        }
+        at
     }
 }
 
@@ -271,6 +340,43 @@ mod tests {
         let json = serde_json::to_value(&gaps[0]).unwrap();
         assert_eq!(json["cause"], "retrieval");
         assert!(json.get("kind").is_none(), "an answered question has no refusal kind");
+    }
+
+    #[test]
+    fn liked_answers_are_listed_by_question_until_resolved() {
+        use crate::logs::feedback::{FeedbackRecord, Judgement};
+        let dir = tempfile::tempdir().unwrap();
+        let log = GapLog::new(dir.path());
+        let answer = |query: &str, text: &str, skills: &[&str], refused: bool| {
+            let mut a = Answer::new(None, query.into());
+            a.route.skills = skills.iter().map(|s| s.to_string()).collect();
+            a.answer = text.into();
+            a.refusal = refused.then(|| Refusal { kind: RefusalKind::NotFound, message: text.into() });
+            a
+        };
+        let up = |a: &Answer| FeedbackRecord::new(Judgement::default(), Rating::Up, Some(a));
+        let mut first = up(&answer("how do i reset it", "Hold the pin [1].", &["router"], false));
+        first.time -= 10;
+        let mut later = up(&answer("How do I reset it?", "Hold the pin 10 s [1].", &["router"], false));
+        later.time -= 5;
+        let feedback = vec![
+            first,
+            later,
+            up(&answer("押金多少", "没有找到", &["router"], true)),
+            up(&answer("Reset and brew?", "Both [1][2].", &["router", "tea"], false)),
+            FeedbackRecord::new(Judgement::default(), Rating::Up, None),
+            FeedbackRecord::new(Judgement::default(), Rating::Down, Some(&answer("Q", "A", &["router"], false))),
+        ];
+        let liked = log.liked(None, &feedback);
+        assert_eq!(liked.len(), 1, "refusals, several skills, unknown answers and 👎 are not kept: {liked:?}");
+        assert_eq!((liked[0].count, liked[0].answer.as_str()), (2, "Hold the pin 10 s [1]."), "the latest answer");
+        assert!(liked[0].id.starts_with("l-"));
+        assert!(log.liked(Some("tea"), &feedback).is_empty());
+        log.resolve(&liked[0].id).unwrap();
+        assert!(log.liked(None, &feedback).is_empty(), "drafted into knowledge, it leaves the list");
+        let mut again = up(&answer("How do I reset it?", "Hold the pin [1].", &["router"], false));
+        again.time += 3600;
+        assert_eq!(log.liked(None, &[again]).len(), 1, "rated again later, it comes back");
     }
 
     #[test]

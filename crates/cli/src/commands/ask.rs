@@ -27,7 +27,7 @@ pub(super) fn open_with_models(engine: Engine, llm: bool, reader: bool) -> Resul
 
 pub fn ask(cli: &Cli, args: &AskArgs) -> Result<ExitCode> {
     let assistant = open_assistant(cli, !args.no_llm, !args.no_reader)?;
-    let options = AskOptions { skill: args.skill.clone(), id: None };
+    let options = AskOptions { skill: args.skill.clone(), id: None, ..Default::default() };
     if cli.json {
         print_json(&assistant.ask(&args.query, &options, None, None)?)?;
         return Ok(ExitCode::SUCCESS);
@@ -246,7 +246,7 @@ pub fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
             eprintln!("unknown command `{command}`; the commands are:\n{CHAT_HELP}");
             continue;
         }
-        let options = AskOptions { skill: skill.clone(), id: None };
+        let options = AskOptions { skill: skill.clone(), id: None, ..Default::default() };
         let answer = if cli.json {
             assistant.ask(text, &options, Some(&mut conversation), None).inspect(|a| {
                 println!("{}", serde_json::to_string(a).unwrap_or_default());
@@ -406,7 +406,8 @@ pub fn batch(cli: &Cli, args: &BatchArgs) -> Result<ExitCode> {
             }
             Ok(q) => {
                 let id = q.id.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
-                let options = AskOptions { skill: q.skill.or_else(|| args.skill.clone()), id: id.clone() };
+                let options =
+                    AskOptions { skill: q.skill.or_else(|| args.skill.clone()), id: id.clone(), ..Default::default() };
                 match assistant.ask(&q.query, &options, None, None) {
                     Ok(answer) => serde_json::to_string(&answer)?,
                     Err(e) => {

@@ -198,7 +198,7 @@ fn ask_all(cli: &Cli, assistant: &Assistant, rows: &[BenchRow], label: &str) -> 
     let mut answers = Vec::with_capacity(rows.len());
     for row in rows {
         let answer = assistant
-            .ask(&row.query, &AskOptions { skill: None, id: Some(row.id.clone()) }, None, None)
+            .ask(&row.query, &AskOptions { skill: None, id: Some(row.id.clone()), ..Default::default() }, None, None)
             .with_context(|| format!("question {}", row.id))?;
         answers.push(answer);
         bar.inc(1);

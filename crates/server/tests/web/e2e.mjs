@@ -874,7 +874,9 @@ async function main() {
     assert(await gapRows('content').count() > 0, 'the refused questions are not under "not in the knowledge"');
     const routing = await gapRows('routing').allInnerTexts();
     assert(routing.some((r) => r.includes(MISROUTED_QUESTION)), `the 👎 with another skill is not under "wrong skill": ${routing.join(' / ')}`);
-    log(`ok   gaps: ${causes.map((c) => c).join(', ')}; ${await gapRows('content').count()} not in the knowledge, ${routing.length} wrong skill`);
+    assert(await gapRows('liked').count() > 0, 'the answer rated 👍 is not under "answers users liked"');
+    assert(await gapRows('liked').first().getByTestId('gap-draft').count() === 1, 'a liked answer cannot be drafted into an entry');
+    log(`ok   gaps: ${causes.map((c) => c).join(', ')}; ${await gapRows('content').count()} not in the knowledge, ${routing.length} wrong skill, ${await gapRows('liked').count()} liked`);
     await page.screenshot({ path: path.join(shotDir, 'gaps.png'), fullPage: false });
 
     // ------------------------------------------------------------------------------- skills

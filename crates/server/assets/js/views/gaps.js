@@ -1,6 +1,7 @@
 // The Gaps view: what the knowledge base did not answer well, by cause, and each gap closed:
 // drafted into a new entry (or a routing example), edited and approved into the skill, or
-// marked resolved. Writes need `serve --allow-writes`.
+// marked resolved; and the answers users liked, each kept as an entry the same way. Writes need
+// `serve --allow-writes`.
 import { $, dash, el } from '../dom.js';
 import { formatTime, plural } from '../format.js';
 import { api, ApiError, enc } from '../api.js';
@@ -21,6 +22,7 @@ async function loadGaps() {
   const skill = $('#gaps-skill').value;
   const body = await api('GET', `/v1/gaps?limit=500${skill ? `&skill=${enc(skill)}` : ''}`);
   renderGaps((body && body.gaps) || []);
+  renderLiked((body && body.liked) || []);
 }
 
 /** Opens a gap's question in Retrieval testing, searched in its skill. */
@@ -89,6 +91,54 @@ function renderGaps(gaps) {
   }
 }
 
+/** The answers rated 👍: each may be kept as an entry under the question as users asked it. */
+function renderLiked(liked) {
+  const section = el('section', { class: 'gap-group', dataset: { testid: 'gap-group', cause: 'liked' } },
+    el('h2', {}, 'Answers users liked', ' ', el('span', { class: 'chip', text: plural(liked.length, 'answer') })),
+    el('p', { class: 'hint', text: 'Rated helpful (thumbs up). Keep one as a knowledge entry: it is then found by the question as users asked it.' }));
+  if (!liked.length) {
+    section.append(el('div', { class: 'gap-none', text: 'Nothing here.' }));
+    $('#gaps-groups').append(section);
+    return;
+  }
+  const tbody = el('tbody');
+  for (const l of liked) {
+    tbody.append(el('tr', { dataset: { testid: 'gap-row', cause: 'liked', skill: l.skill } },
+      el('td', { class: 'skill', text: l.skill }),
+      el('td', { class: 'question' }, el('div', { text: l.query }),
+        el('div', { class: 'gap-comment', title: l.answer, text: l.answer.length > 160 ? `${l.answer.slice(0, 160)}…` : l.answer })),
+      el('td', { class: 'num', text: String(l.count ?? '') }),
+      el('td', { class: 'when' }, formatTime(l.last_seen) || dash()),
+      el('td', { class: 'gap-actions' }, state.skillsWritable ? [
+        el('button', {
+          type: 'button', class: 'small', dataset: { testid: 'gap-draft' }, title: 'Draft an entry keeping this answer',
+          text: 'Draft', onclick: guard((ev) => draftGap(l, ev.target.closest('tr'))),
+        }),
+        el('button', {
+          type: 'button', class: 'small secondary', dataset: { testid: 'gap-resolve' }, text: 'Resolve',
+          title: 'Take it off the list until it is rated 👍 again', onclick: guard(() => resolveGap(l)),
+        }),
+      ] : dash())));
+  }
+  section.append(el('div', { class: 'table-wrap' }, el('table', { class: 'data' },
+    el('thead', {}, el('tr', {},
+      el('th', { text: 'skill' }), el('th', { text: 'question and answer' }), el('th', { class: 'num', text: 'count' }),
+      el('th', { text: 'last rated' }), el('th'))),
+    tbody)));
+  $('#gaps-groups').append(section);
+}
+
+/** What the draft's answer is, and what the owner should do with it. */
+function draftOrigin(draft) {
+  const from = draft.sources && draft.sources.length ? ` (${draft.sources.join(', ')})` : '';
+  switch (draft.drafted_by) {
+    case 'llm': return `The answer below was written by the LLM from the passages it cites${from}, each sentence checked against them: check and edit it.`;
+    case 'rated_answer': return `The answer below is the one users rated 👍${from}: edit it if needed.`;
+    case 'passage': return `The answer below is the best passage it has now${from}: rewrite it.`;
+    default: return 'Write the answer.';
+  }
+}
+
 // -- Closing a gap -----------------------------------------------------------------------------
 
 /** Drafts an entry from the gap and opens it, editable, under its row. */
@@ -109,8 +159,7 @@ async function draftGap(g, row) {
   const error = el('div', { class: 'field-error', dataset: { testid: 'draft-error' } });
   const what = example
     ? `A routing example for ${draft.skill}: it joins the skill's ## Examples, so questions like it go there.`
-    : `A new entry in ${draft.skill || 'a skill'}'s knowledge (knowledge/answers-from-gaps.md). `
-      + (draft.sources && draft.sources.length ? `The answer below is the best passage it has now (${draft.sources.join(', ')}): rewrite it.` : 'Write the answer.');
+    : `A new entry in ${draft.skill || 'a skill'}'s knowledge (knowledge/answers-from-gaps.md). ${draftOrigin(draft)}`;
   const cell = el('td', { colspan: 6 }, el('div', { class: 'draft', dataset: { testid: 'draft', id: draft.id } },
     el('div', { class: 'hint', text: what }),
     el('label', {}, 'Skill', skill),
