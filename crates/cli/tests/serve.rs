@@ -686,6 +686,7 @@ fn web_page_in_headless_chromium() {
         "skills-lint.png",
         "skills-disabled.png",
         "chunk-edits.png",
+        "chunk-preset.png",
         "gaps-draft.png",
         "chat-420.png",
         "skills-420.png",

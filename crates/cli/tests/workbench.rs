@@ -248,6 +248,62 @@ fn skills_are_created_edited_and_deleted_through_the_api() {
 }
 
 #[test]
+fn a_documents_preset_is_previewed_then_chosen_and_survives_reindexing() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let url = "/v1/skills/labor-law/documents/knowledge%2Flabor-contract-law-03.md";
+    let doc_type = || {
+        let (_, list) = server.get_json("/v1/skills/labor-law/documents");
+        document(&list, "knowledge/labor-contract-law-03.md").unwrap()["doc_type"].as_str().unwrap().to_string()
+    };
+    assert_eq!(doc_type(), "legal", "detected as a statute");
+    let (_, indexed) = server.get_json(&format!("{url}/chunks"));
+    let indexed_count = indexed["chunks"].as_array().unwrap().len();
+
+    // A preview cuts the document as asked and writes nothing.
+    let (status, legal) = server.get_json(&format!("{url}/chunks?preset=auto"));
+    assert_eq!(status, 200, "{legal}");
+    assert_eq!((legal["preset"].as_str(), legal["chosen"].as_str()), (Some("legal"), None), "{legal}");
+    assert_eq!(legal["chunks"].as_array().unwrap().len(), indexed_count, "auto is what the index holds");
+    let (status, general) = server.get_json(&format!("{url}/chunks?preset=general"));
+    assert_eq!((status, general["preset"].as_str()), (200, Some("general")), "{general}");
+    let texts = |v: &Value| v["chunks"].as_array().unwrap().iter().map(|c| c["text"].to_string()).collect::<Vec<_>>();
+    assert_ne!(texts(&general), texts(&legal), "another preset cuts other chunks");
+    assert!(general["chunks"][0]["chars"].as_u64().unwrap() > 0);
+    let (status, reply) = server.get_json(&format!("{url}/chunks?preset=poetry"));
+    assert_eq!((status, reply["error"]["field"].as_str()), (422, Some("preset")), "{reply}");
+    assert!(!project.path().join("skills/labor-law/chunk-edits.json").exists(), "a preview writes nothing");
+
+    // Chosen: an edit of the old chunks is dropped with them, the document is chunked again, and
+    // the choice holds across a re-index of everything.
+    let chunk = indexed["chunks"][0]["chunk_id"].as_u64().unwrap();
+    let (status, edited) =
+        server.send("PATCH", &format!("/v1/skills/labor-law/chunks/{chunk}"), Some(json!({"keywords": ["probation"]})));
+    assert_eq!(status, 202, "{edited}");
+    server.wait_for_job(edited["job"]["id"].as_u64().unwrap());
+    let (status, chosen) = server.send("PUT", &format!("{url}/preset"), Some(json!({"preset": "general"})));
+    assert_eq!(status, 202, "{chosen}");
+    assert_eq!((chosen["preset"].as_str(), chosen["dropped_edits"].as_u64()), (Some("general"), Some(1)), "{chosen}");
+    assert_eq!(server.wait_for_job(chosen["job"]["id"].as_u64().unwrap())["state"], "done");
+    assert_eq!(doc_type(), "general");
+    let (_, now) = server.get_json(&format!("{url}/chunks"));
+    let now_texts: Vec<String> = now["chunks"].as_array().unwrap().iter().map(|c| c["text"].to_string()).collect();
+    assert_eq!(now_texts, texts(&general), "the index holds what the preview showed");
+    let (_, job) = server.post_json("/v1/index", json!({"skills": ["labor-law"], "rebuild": true}));
+    server.wait_for_job(job["job"]["id"].as_u64().unwrap());
+    assert_eq!(doc_type(), "general", "the choice holds across a rebuild");
+    let (_, back) = server.send("PUT", &format!("{url}/preset"), Some(json!({"preset": "auto"})));
+    server.wait_for_job(back["job"]["id"].as_u64().unwrap());
+    assert_eq!(doc_type(), "legal", "auto: back to detection");
+
+    let (status, _) =
+        server.send("PUT", "/v1/skills/labor-law/documents/nope.md/preset", Some(json!({"preset": "general"})));
+    assert_eq!(status, 404);
+    let (status, _) = server.send("PUT", &format!("{url}/preset"), Some(json!({"preset": "poetry"})));
+    assert_eq!(status, 422);
+}
+
+#[test]
 fn a_disabled_skill_is_listed_kept_indexed_and_never_routed_to() {
     let project = demo_indexed();
     let server = Server::start(project.path(), &["--allow-writes"], &[]);
@@ -676,6 +732,9 @@ fn writes_are_off_unless_allowed() {
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq", Some(json!({"name": "renamed"})));
     assert_eq!(status, 403);
     let (status, _) = server.send("PATCH", "/v1/skills/router-faq", Some(json!({"enabled": false})));
+    assert_eq!(status, 403);
+    let (status, _) =
+        server.send("PUT", "/v1/skills/router-faq/documents/faq.md/preset", Some(json!({"preset": "general"})));
     assert_eq!(status, 403);
     let (status, _) = server.post_json("/v1/skills/router-faq/import", json!({"url": "http://127.0.0.1:9/a.md"}));
     assert_eq!(status, 403);

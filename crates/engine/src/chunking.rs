@@ -69,11 +69,15 @@ impl Chunking {
         &self.fingerprint
     }
 
-    /// The document type, which selects the preset: a FAQ table is always `faq`; then the first
-    /// matching file rule, the skill's `doc_type`, the project preset, and finally detection.
-    pub fn doc_type(&self, skill: &Skill, doc: &Document) -> DocType {
+    /// The document type, which selects the preset: a FAQ table is always `faq`; then the
+    /// owner's choice for this document (`chosen`, kept with the chunk edits), the first matching
+    /// file rule, the skill's `doc_type`, the project preset, and finally detection.
+    pub fn doc_type(&self, skill: &Skill, doc: &Document, chosen: Option<DocType>) -> DocType {
         if matches!(doc.format, Format::Faq(_)) {
             return DocType::Faq;
+        }
+        if let Some(d) = chosen {
+            return d;
         }
         let path = format!("{}/{}", skill.id, doc.source);
         if let Some((_, d)) = self.rules.iter().find(|(glob, _)| glob.is_match(&path)) {
@@ -97,8 +101,9 @@ impl Chunking {
         doc: &Document,
         config: &ChunkConfig,
         limit: usize,
+        chosen: Option<DocType>,
     ) -> Result<Vec<Chunk>, TooManyPieces> {
-        let doc_type = self.doc_type(skill, doc);
+        let doc_type = self.doc_type(skill, doc, chosen);
         let (preset, config) = match doc_type {
             DocType::General => (Preset::General, *config),
             DocType::Faq => (Preset::Faq, *config),
@@ -244,7 +249,13 @@ mod tests {
         let config = IndexConfig { summary_min_chars: 1000, ..Default::default() };
         let chunking = Chunking::new(&config).unwrap();
         let chunks = chunking
-            .chunks(&skill(), &document("design.md", &text, Format::Markdown), &ChunkConfig::default(), usize::MAX)
+            .chunks(
+                &skill(),
+                &document("design.md", &text, Format::Markdown),
+                &ChunkConfig::default(),
+                usize::MAX,
+                None,
+            )
             .unwrap();
         assert!(chunks.len() > 3);
         let summary = chunks[2].summary.clone().expect("a long document has a summary");
@@ -262,6 +273,7 @@ mod tests {
                 &document("a.md", "# T\n\n## A\n\nshort", Format::Markdown),
                 &ChunkConfig::default(),
                 usize::MAX,
+                None,
             )
             .unwrap();
         assert_eq!(short[0].summary, None);
@@ -273,13 +285,15 @@ mod tests {
         let chunking = Chunking::new(&config).unwrap();
         let skill = skill();
         let law = document("knowledge/law/a.txt", "no articles here", Format::Text);
-        assert_eq!(chunking.doc_type(&skill, &law), DocType::Legal);
+        assert_eq!(chunking.doc_type(&skill, &law, None), DocType::Legal);
+        assert_eq!(chunking.doc_type(&skill, &law, Some(DocType::Faq)), DocType::Faq, "the owner's choice wins");
         let faq = document("knowledge/faq.csv", "Q: a\nA: b", Format::Faq(skillrag_load::formats::FaqFormat::Csv));
-        assert_eq!(chunking.doc_type(&skill, &faq), DocType::Faq);
+        assert_eq!(chunking.doc_type(&skill, &faq, None), DocType::Faq);
+        assert_eq!(chunking.doc_type(&skill, &faq, Some(DocType::Legal)), DocType::Faq, "a FAQ table stays one");
         let statute = document("knowledge/s.md", "第一条 甲。\n\n第二条 乙。\n\n第三条 丙。\n", Format::Markdown);
-        assert_eq!(chunking.doc_type(&skill, &statute), DocType::Legal);
+        assert_eq!(chunking.doc_type(&skill, &statute, None), DocType::Legal);
         let plain = IndexConfig { preset: "general".into(), ..Default::default() };
-        assert_eq!(Chunking::new(&plain).unwrap().doc_type(&skill, &statute), DocType::General);
+        assert_eq!(Chunking::new(&plain).unwrap().doc_type(&skill, &statute, None), DocType::General);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! edits are not applied, and the document is reported as having edits of an earlier version.
 
 use serde::{Deserialize, Serialize};
-use skillrag_core::{Chunk, ChunkId, Diagnostic};
+use skillrag_core::{Chunk, ChunkId, Diagnostic, DocType};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,10 @@ pub const MAX_EXTRA_CHARS: usize = 200;
 pub struct ChunkEdits {
     #[serde(default)]
     pub documents: BTreeMap<String, DocumentEdits>,
+    /// The chunking preset the owner chose for a document, by source: it wins over the file
+    /// rules, the skill's `doc_type` and detection, and holds whatever the document's bytes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub presets: BTreeMap<String, DocType>,
 }
 
 /// The edits of one document's chunks, made to the version with `content_hash`.
@@ -168,11 +172,29 @@ impl ChunkEdits {
         Ok(file)
     }
 
-    /// What `source`'s chunks were indexed with: a document chunked again when it changes.
+    /// What `source`'s chunks were indexed with (its edits and chosen preset): a document
+    /// chunked again when it changes.
     pub fn fingerprint(&self, source: &str) -> Option<String> {
-        let doc = self.documents.get(source)?;
-        let json = serde_json::to_vec(doc).ok()?;
+        let (doc, preset) = (self.documents.get(source), self.presets.get(source));
+        if doc.is_none() && preset.is_none() {
+            return None;
+        }
+        let json = serde_json::to_vec(&(doc, preset)).ok()?;
         Some(skillrag_load::content_hash(&json)[..16].to_string())
+    }
+
+    /// Chooses `preset` for `source` (`None`: back to the rules and detection). Its chunk edits
+    /// are dropped, since they name chunks by ordinal and another preset cuts other chunks;
+    /// returns how many were dropped.
+    pub fn choose_preset(&mut self, source: &str, preset: Option<DocType>) -> usize {
+        if self.presets.get(source).copied() == preset {
+            return 0;
+        }
+        match preset {
+            Some(p) => self.presets.insert(source.to_string(), p),
+            None => self.presets.remove(source),
+        };
+        self.documents.remove(source).map_or(0, |d| d.chunks.len())
     }
 
     /// `change` made to the chunk `chunk` (as the index holds it, with its edits; or a disabled

@@ -207,7 +207,30 @@ impl Engine {
     /// knowledge listing (links confined to the project, pipes never opened), under the index's
     /// limits. `source` is matched against the listing, never joined onto a path.
     pub fn document_text(&self, skill: &str, source: &str) -> Result<String, EngineError> {
+        self.listed_document(self.skill(skill)?, source).map(|doc| doc.text)
+    }
+
+    /// The chunks `source` gets with `preset` (`None`: the one the rules and detection choose),
+    /// its edits not applied, and that preset: what a change of preset would give, before it is
+    /// made. Nothing is written.
+    pub fn chunk_preview(
+        &self,
+        skill: &str,
+        source: &str,
+        preset: Option<skillrag_core::DocType>,
+    ) -> Result<(skillrag_core::DocType, Vec<skillrag_core::Chunk>), EngineError> {
         let skill = self.skill(skill)?;
+        let doc = self.listed_document(skill, source)?;
+        let limit = self.settings.index.max_chunks_per_file;
+        let chunks = self
+            .chunking
+            .chunks(skill, &doc, &self.chunk_config(skill)?, limit, preset)
+            .map_err(|e| EngineError::Unreadable { document: source.to_string(), message: e.to_string() })?;
+        Ok((self.chunking.doc_type(skill, &doc, preset), chunks))
+    }
+
+    /// A document of the skill's knowledge listing now, read as indexing reads it.
+    fn listed_document(&self, skill: &Skill, source: &str) -> Result<skillrag_load::Document, EngineError> {
         let listing = self.project.knowledge_files(skill);
         let unknown = || EngineError::UnknownSource { skill: skill.id.clone(), document: source.to_string() };
         let file = listing.files.iter().find(|f| f.source == source).ok_or_else(unknown)?;
@@ -220,7 +243,6 @@ impl Engine {
             skillrag_load::OcrChoice::Unavailable("not needed".into())
         };
         skillrag_load::load_document(&file.path, &file.source, &options, &ocr)
-            .map(|doc| doc.text)
             .map_err(|e| EngineError::Unreadable { document: source.to_string(), message: e.to_string() })
     }
 

@@ -254,14 +254,52 @@ pub async fn documents(State(shared): State<Shared>, Path(skill): Path<String>) 
 
 /// The chunks of one document; `name` is one path segment (`knowledge%2Ffaq.md`), or the bare
 /// file name when only one document has it (`faq.md`).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ChunksQuery {
+    /// A preview: the chunks the document would get with this preset (`auto` or a name).
+    #[serde(default)]
+    pub preset: Option<String>,
+}
+
+/// A document's indexed chunks; with `?preset=`, a preview of the chunks it would get with that
+/// preset instead (nothing written).
 pub async fn document_chunks(
     State(shared): State<Shared>,
     Path((skill, name)): Path<(String, String)>,
+    query: Result<Query<ChunksQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     paths::skill_id(&skill)?;
     paths::source_path(&name)?;
+    let Query(q) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    if let Some(preset) = q.preset {
+        let preset = crate::chunks::parse_preset(&preset)?;
+        let source = shared.service.document_source(skill.clone(), name).await?;
+        return Ok(axum::Json(shared.service.chunk_preview(skill, source, preset).await?).into_response());
+    }
     let (document, chunks) = shared.service.document_chunks(skill.clone(), name).await?;
     Ok(axum::Json(json!({"skill": skill, "document": document, "chunks": chunks})).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PresetRequest {
+    pub preset: String,
+}
+
+/// Chooses a document's chunking preset (`auto`: back to the rules and detection), then
+/// re-indexes the skill; the document's chunk edits are dropped with its old chunks.
+pub async fn put_document_preset(
+    State(shared): State<Shared>,
+    Path((skill, name)): Path<(String, String)>,
+    Json(req): Json<PresetRequest>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    paths::source_path(&name)?;
+    let preset = crate::chunks::parse_preset(&req.preset)?;
+    let source = shared.service.document_source(skill.clone(), name).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(shared.service.choose_preset(skill, source, preset).await?)).into_response())
 }
 
 #[derive(Deserialize, Default)]

@@ -4,12 +4,15 @@
 //! `skillrag_engine::edits`), then the skill is re-indexed: the document is chunked again with
 //! its edits, so they hold across every later re-index, until the document itself changes.
 //! Like every write, only with `--allow-writes`, serialized with the others.
+//!
+//! A document's chunking preset is chosen the same way (`PUT …/documents/{name}/preset`, kept
+//! in the same file), after a preview of the chunks it would give (`GET …/chunks?preset=`).
 
 use crate::error::ApiError;
 use crate::service::{blocking, IndexJob, Service};
 use axum::http::StatusCode;
 use serde::Serialize;
-use skillrag_core::ChunkId;
+use skillrag_core::{ChunkId, DocType};
 use skillrag_engine::edits::{ChunkChange, ChunkEdit, ChunkEdits, EditTarget};
 use std::sync::Arc;
 
@@ -24,7 +27,127 @@ pub struct ChunkEdited {
     pub job: IndexJob,
 }
 
+/// A document's chunking preset chosen: `preset` (`None`: back to the rules and detection),
+/// the chunk edits dropped with the old chunks, and the re-index that chunks it again.
+#[derive(Debug, Serialize)]
+pub struct PresetChosen {
+    pub skill: String,
+    pub source: String,
+    pub preset: Option<DocType>,
+    pub dropped_edits: usize,
+    pub job: IndexJob,
+}
+
+/// One chunk of a preview: what the document would be cut into.
+#[derive(Debug, Serialize)]
+pub struct PreviewChunk {
+    pub ordinal: u32,
+    pub heading: String,
+    pub text: String,
+    pub chars: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<(u32, u32)>,
+}
+
+/// The chunks a document would get with a preset; nothing is written.
+#[derive(Debug, Serialize)]
+pub struct ChunkPreview {
+    pub skill: String,
+    pub source: String,
+    /// The preset that would cut it (a FAQ table is always `faq`).
+    pub preset: DocType,
+    /// The preset chosen for it now, if any.
+    pub chosen: Option<DocType>,
+    pub chunks: Vec<PreviewChunk>,
+}
+
+/// `auto` or a preset's name.
+pub fn parse_preset(value: &str) -> Result<Option<DocType>, ApiError> {
+    let value = value.trim().to_ascii_lowercase();
+    if value == "auto" || value.is_empty() {
+        return Ok(None);
+    }
+    DocType::ALL.into_iter().find(|d| d.as_str() == value).map(Some).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("unknown preset `{value}` (auto, general, faq, legal or technical)"),
+        )
+        .with_detail("field", "preset".into())
+    })
+}
+
 impl Service {
+    /// The chunks `source` of `skill` would get with `preset` (`None`: the rules and detection).
+    pub async fn chunk_preview(
+        self: &Arc<Self>,
+        skill: String,
+        source: String,
+        preset: Option<DocType>,
+    ) -> Result<ChunkPreview, ApiError> {
+        let live = self.live();
+        blocking(move || {
+            let engine = &live.assistant.engine;
+            let (used, chunks) = engine.chunk_preview(&skill, &source, preset)?;
+            let chosen = ChunkEdits::load(&engine.skill(&skill)?.dir).unwrap_or_default().presets.get(&source).copied();
+            let chunks = chunks
+                .into_iter()
+                .map(|c| PreviewChunk {
+                    ordinal: c.ordinal,
+                    heading: c.heading_line(),
+                    chars: c.text.chars().count(),
+                    text: c.text,
+                    pages: c.pages,
+                })
+                .collect();
+            Ok(ChunkPreview { skill, source, preset: used, chosen, chunks })
+        })
+        .await
+    }
+
+    /// Chooses `preset` for `source` of `skill` and starts the re-index that chunks it again.
+    pub async fn choose_preset(
+        self: &Arc<Self>,
+        skill: String,
+        source: String,
+        preset: Option<DocType>,
+    ) -> Result<PresetChosen, ApiError> {
+        let _writing = self.writes.lock().await;
+        self.check_writable(&skill)?;
+        self.note_pending(std::slice::from_ref(&skill));
+        let live = self.live();
+        let dropped_edits = blocking({
+            let (skill, source) = (skill.clone(), source.clone());
+            move || {
+                let engine = &live.assistant.engine;
+                let found = engine.skill(&skill)?;
+                // Only a document of the knowledge listing now: no preset for a name that is none.
+                let listing = engine.project.knowledge_files(found);
+                let file = listing.files.iter().find(|f| f.source == source).ok_or_else(|| {
+                    ApiError::not_found(format!("skill `{skill}` has no knowledge document `{source}`"))
+                })?;
+                if preset.is_some()
+                    && skillrag_load::Format::from_path(&file.path)
+                        .is_some_and(|f| matches!(f, skillrag_load::Format::Faq(_)))
+                {
+                    return Err(ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "a FAQ table is always chunked one question with its answer per chunk",
+                    )
+                    .with_detail("field", "preset".into()));
+                }
+                let mut edits = ChunkEdits::load(&found.dir).map_err(|broken| {
+                    ApiError::conflict(format!("{broken}: fix or remove it before choosing a preset"))
+                })?;
+                let dropped = edits.choose_preset(&source, preset);
+                edits.save(&found.dir).map_err(|e| ApiError::internal(format!("cannot save the chunk edits: {e}")))?;
+                Ok(dropped)
+            }
+        })
+        .await?;
+        let job = self.start_index(vec![skill.clone()], false)?;
+        Ok(PresetChosen { skill, source, preset, dropped_edits, job })
+    }
+
     /// Records `change` of chunk `id` of `skill` and starts the re-index that applies it.
     pub async fn edit_chunk(
         self: &Arc<Self>,

@@ -515,21 +515,23 @@ impl Service {
         skill: String,
         name: String,
     ) -> Result<(String, Vec<crate::service::SourceChunk>), ApiError> {
-        let live = self.live();
-        let source = blocking({
-            let skill = skill.clone();
-            move || {
-                let engine = &live.assistant.engine;
-                engine.skill(&skill)?;
-                let index = engine
-                    .index_of(&skill)?
-                    .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no index yet")))?;
-                resolve_document(&skill, &name, index.manifest().files.keys().map(String::as_str))
-            }
-        })
-        .await?;
+        let source = self.document_source(skill.clone(), name).await?;
         let chunks = self.source_chunks(skill, source.clone()).await?;
         Ok((source, chunks))
+    }
+
+    /// The indexed document `name` names (a bare file name when it names one document only).
+    pub async fn document_source(self: &Arc<Self>, skill: String, name: String) -> Result<String, ApiError> {
+        let live = self.live();
+        blocking(move || {
+            let engine = &live.assistant.engine;
+            engine.skill(&skill)?;
+            let index = engine
+                .index_of(&skill)?
+                .ok_or_else(|| ApiError::not_found(format!("skill `{skill}` has no index yet")))?;
+            resolve_document(&skill, &name, index.manifest().files.keys().map(String::as_str))
+        })
+        .await
     }
 
     /// Starts the re-index a change needs. Writes are serialized with each other and with

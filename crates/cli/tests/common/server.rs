@@ -121,6 +121,7 @@ impl Server {
             ("POST", Some(b)) => self.agent.post(&url).header("content-type", "application/json").send(b.to_string()),
             ("POST", None) => self.agent.post(&url).send_empty(),
             ("PATCH", Some(b)) => self.agent.patch(&url).header("content-type", "application/json").send(b.to_string()),
+            ("PUT", Some(b)) => self.agent.put(&url).header("content-type", "application/json").send(b.to_string()),
             other => panic!("unsupported request {other:?}"),
         };
         let (status, text, _) = response(r);

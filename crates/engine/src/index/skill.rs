@@ -75,7 +75,8 @@ impl Engine {
             indexed_at: incremental.map(|p| p.meta().created_at),
             chunk: |doc: &Document| {
                 let limit = self.settings.index.max_chunks_per_file;
-                (chunking.chunks(skill, doc, &chunk_config, limit), chunking.doc_type(skill, doc))
+                let chosen = edits.presets.get(&doc.source).copied();
+                (chunking.chunks(skill, doc, &chunk_config, limit, chosen), chunking.doc_type(skill, doc, chosen))
             },
         };
         let mut manifest = Manifest::default();

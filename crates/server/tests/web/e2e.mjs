@@ -967,6 +967,17 @@ async function main() {
     await espressoRow.getByTestId('doc-open').click();
     const chunkCard = (ordinal) => page.locator(`[data-testid="docs-chunk"][data-ordinal="${ordinal}"]`);
     await chunkCard(1).waitFor({ state: 'attached' }).catch(() => { throw new Failure('espresso.md is not listed as two chunks'); });
+    // Another chunking preset previewed: its chunks shown in place, nothing changed.
+    await byId('docs-preset-select').selectOption('technical');
+    await byId('docs-preset-preview').click();
+    await page.locator('[data-testid="docs-preview-chunk"]').first().waitFor({ state: 'attached' })
+      .catch(() => { throw new Failure('the preset preview shows no chunks'); });
+    const previewNote = await byId('docs-preset-note').innerText();
+    assert(/Preview: \d+ chunks? as technical/.test(previewNote), `the preview does not say what it shows: ${previewNote}`);
+    await page.screenshot({ path: path.join(shotDir, 'chunk-preset.png'), fullPage: false });
+    await espressoRow.getByTestId('doc-open').click();
+    await chunkCard(1).waitFor({ state: 'attached' }).catch(() => { throw new Failure('after the preview, espresso.md is not listed as its two chunks'); });
+    log(`ok   chunking: ${previewNote}`);
     await chunkCard(0).getByTestId('chunk-edit').click();
     await chunkCard(0).getByTestId('chunk-edit-text').fill(EDITED_CHUNK);
     await chunkCard(0).getByTestId('chunk-edit-keywords').fill('ristretto');

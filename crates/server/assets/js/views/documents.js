@@ -54,6 +54,7 @@ function updateDocsControls() {
   $('#docs-delete-selected').textContent = selected ? `Delete selected (${selected})` : 'Delete selected';
   $('#docs-delete-selected').hidden = !writable;
   $('#docs-select-all').disabled = !writable;
+  updatePresetControls();
 }
 
 function renderDocuments() {
@@ -207,6 +208,11 @@ async function openDocument(doc) {
     throw err;
   }
   if (panel.dataset.name !== doc.name) return; // another document was opened meanwhile
+  const select = $('#docs-preset-select');
+  select.value = ['general', 'faq', 'legal', 'technical'].includes(doc.doc_type) ? doc.doc_type : 'auto';
+  $('#docs-preset-note').textContent = doc.doc_type ? `Chunked as ${doc.doc_type}.` : '';
+  $('#docs-preset').dataset.doc = doc.name;
+  updatePresetControls();
   const chunks = (body && body.chunks) || [];
   const disabled = chunks.filter((c) => c.enabled === false).length;
   const counted = plural(chunks.length, 'chunk') + (disabled ? ` (${disabled} disabled)` : '');
@@ -228,6 +234,46 @@ async function openDocument(doc) {
     if (writable) card.append(chunkActions(c, doc, card));
     list.append(card);
   }
+}
+
+// -- A document's chunking preset: previewed, then chosen (kept with the chunk edits) ----------
+
+function updatePresetControls() {
+  const writable = Boolean(state.docs && state.docs.writable) && !docsBusy();
+  $('#docs-preset-apply').disabled = !writable;
+  $('#docs-preset-apply').title = writable ? 'Chunk the document this way from now on (its chunk edits are dropped)'
+    : 'Needs `skillrag serve --allow-writes`, and no re-index running';
+}
+
+/** The chunks the document would get with the chosen preset, shown in place of its own. */
+async function previewPreset() {
+  clearError();
+  const name = $('#docs-preset').dataset.doc;
+  const preset = $('#docs-preset-select').value;
+  const body = await api('GET', `${documentsUrl(state.docs.skill)}/${enc(name)}/chunks?preset=${enc(preset)}`);
+  if ($('#docs-chunks').dataset.name !== name) return;
+  const list = $('#docs-chunks-list');
+  list.textContent = '';
+  list.dataset.preview = body.preset;
+  $('#docs-preset-note').textContent = `Preview: ${plural(body.chunks.length, 'chunk')} as ${body.preset}`
+    + `${body.chosen ? ` (chosen now: ${body.chosen})` : ''}. Nothing is changed until you apply it.`;
+  for (const c of body.chunks) {
+    const text = el('div', { class: 'chunk-text' });
+    renderMarkdown(text, c.text);
+    const head = [`#${c.ordinal}`, c.heading, formatPages(c.pages), `${c.chars} chars`].filter(Boolean);
+    list.append(el('div', { class: 'doc-chunk preview', dataset: { testid: 'docs-preview-chunk', ordinal: c.ordinal } },
+      el('div', { class: 'chunk-head', text: head.join(' · ') }), text));
+  }
+}
+
+async function applyPreset() {
+  clearError();
+  const name = $('#docs-preset').dataset.doc;
+  const preset = $('#docs-preset-select').value;
+  const body = await api('PUT', `${documentsUrl(state.docs.skill)}/${enc(name)}/preset`, { preset });
+  const dropped = body.dropped_edits ? ` ${plural(body.dropped_edits, 'chunk edit')} of it dropped (they named its old chunks).` : '';
+  delete $('#docs-chunks-list').dataset.preview;
+  await followJob(body.job, `${name}: chunked as ${preset} from now on.${dropped}`);
 }
 
 // -- Chunk edits: kept by the server beside the documents and applied at every re-index --------
@@ -446,6 +492,8 @@ export function init() {
   $('#docs-delete-selected').addEventListener('click', guard(deleteSelected));
   $('#docs-import').addEventListener('submit', guard(importUrl));
   $('#docs-chunks-close').addEventListener('click', closeDocument);
+  $('#docs-preset-preview').addEventListener('click', guard(previewPreset));
+  $('#docs-preset-apply').addEventListener('click', guard(applyPreset));
   const drop = $('#docs-drop');
   const fileInput = $('#docs-file');
   const canDrop = () => !drop.classList.contains('disabled');
