@@ -304,6 +304,51 @@ fn a_documents_preset_is_previewed_then_chosen_and_survives_reindexing() {
 }
 
 #[test]
+fn document_metadata_is_set_listed_and_filters_retrieval() {
+    let project = demo_indexed();
+    let server = Server::start(project.path(), &["--allow-writes"], &[]);
+    let url = |name: &str| format!("/v1/skills/router-faq/documents/{}/metadata", name.replace('/', "%2F"));
+    let (status, set) =
+        server.send("PUT", &url("knowledge/troubleshooting.md"), Some(json!({"metadata": {"team": " Support "}})));
+    assert_eq!(status, 200, "{set}");
+    assert_eq!(set["metadata"], json!({"team": "Support"}), "trimmed: {set}");
+    let (_, list) = server.get_json("/v1/skills/router-faq/documents");
+    assert_eq!(document(&list, "knowledge/troubleshooting.md").unwrap()["metadata"], json!({"team": "Support"}));
+    assert!(document(&list, "knowledge/setup.md").unwrap().get("metadata").is_none(), "{list}");
+
+    let search = |metadata: Value| {
+        let body = json!({"query": "reset the router", "skills": ["router-faq"], "mode": "bm25", "metadata": metadata});
+        server.post_json("/v1/search", body)
+    };
+    let (_, all) = search(json!({}));
+    let sources = |v: &Value| v["hits"].as_array().unwrap().iter().map(|h| h["source"].to_string()).collect::<Vec<_>>();
+    assert!(sources(&all).iter().any(|s| !s.contains("troubleshooting")), "unfiltered, other documents too: {all}");
+    let (status, only) = search(json!({"team": "support"}));
+    assert_eq!(status, 200, "{only}");
+    assert!(!sources(&only).is_empty(), "{only}");
+    assert!(
+        sources(&only).iter().all(|s| s.contains("knowledge/troubleshooting.md")),
+        "only the tagged document: {only}"
+    );
+    let (_, none) = search(json!({"team": "sales"}));
+    assert!(none["hits"].as_array().unwrap().is_empty(), "no document matches: {none}");
+    let (status, reply) = server.post_json(
+        "/v1/search",
+        json!({"query": "reset", "skills": ["router-faq", "tea-brewing"], "metadata": {"team": "support"}}),
+    );
+    assert_eq!(status, 422, "one skill only: {reply}");
+
+    for bad in [json!({"bad key": "x"}), json!({"team": "two\nlines"}), json!({"team": ""})] {
+        let (status, reply) = server.send("PUT", &url("knowledge/setup.md"), Some(json!({"metadata": bad})));
+        assert_eq!((status, reply["error"]["field"].as_str()), (422, Some("metadata")), "{reply}");
+    }
+    let (status, _) = server.send("PUT", &url("knowledge/nope.md"), Some(json!({"metadata": {"team": "x"}})));
+    assert_eq!(status, 404);
+    let (status, cleared) = server.send("PUT", &url("knowledge/troubleshooting.md"), Some(json!({"metadata": {}})));
+    assert_eq!((status, cleared["metadata"].clone()), (200, json!({})));
+}
+
+#[test]
 fn a_disabled_skill_is_listed_kept_indexed_and_never_routed_to() {
     let project = demo_indexed();
     let server = Server::start(project.path(), &["--allow-writes"], &[]);
@@ -735,6 +780,9 @@ fn writes_are_off_unless_allowed() {
     assert_eq!(status, 403);
     let (status, _) =
         server.send("PUT", "/v1/skills/router-faq/documents/faq.md/preset", Some(json!({"preset": "general"})));
+    assert_eq!(status, 403);
+    let (status, _) =
+        server.send("PUT", "/v1/skills/router-faq/documents/faq.md/metadata", Some(json!({"metadata": {"a": "b"}})));
     assert_eq!(status, 403);
     let (status, _) = server.post_json("/v1/skills/router-faq/import", json!({"url": "http://127.0.0.1:9/a.md"}));
     assert_eq!(status, 403);

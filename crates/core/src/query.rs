@@ -54,6 +54,8 @@ pub struct Filter {
     pub directory: Option<String>,
     /// Sources left out (to measure what the rest of a knowledge base knows).
     pub excluded: Vec<String>,
+    /// Only these sources (the documents whose metadata matched), when set.
+    pub only: Option<HashSet<String>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -93,8 +95,18 @@ impl Filter {
         self
     }
 
+    /// Only `sources` pass (on top of the other conditions).
+    pub fn only_sources(mut self, sources: impl IntoIterator<Item = String>) -> Filter {
+        self.only = Some(sources.into_iter().collect());
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.source_glob.is_none() && self.doc_types.is_empty() && self.directory.is_none() && self.excluded.is_empty()
+        self.source_glob.is_none()
+            && self.doc_types.is_empty()
+            && self.directory.is_none()
+            && self.excluded.is_empty()
+            && self.only.is_none()
     }
 
     pub fn source_glob(&self) -> Option<&str> {
@@ -102,7 +114,7 @@ impl Filter {
     }
 
     pub fn allows(&self, source: &str, doc_type: DocType) -> bool {
-        if self.excluded.iter().any(|e| e == source) {
+        if self.excluded.iter().any(|e| e == source) || self.only.as_ref().is_some_and(|only| !only.contains(source)) {
             return false;
         }
         if let Some(g) = &self.source_glob {
@@ -135,6 +147,15 @@ impl Filter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_named_sources_pass() {
+        let filter = Filter::none().only_sources(["knowledge/a.md".to_string()]);
+        assert!(!filter.is_empty());
+        assert!(filter.allows("knowledge/a.md", DocType::General));
+        assert!(!filter.allows("knowledge/b.md", DocType::General));
+        assert!(!Filter::none().only_sources([]).allows("knowledge/a.md", DocType::General), "none match: none pass");
+    }
 
     #[test]
     fn filters_by_glob_type_and_directory() {

@@ -28,6 +28,23 @@ pub struct ChunkEdits {
     /// rules, the skill's `doc_type` and detection, and holds whatever the document's bytes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub presets: BTreeMap<String, DocType>,
+    /// The owner's metadata of a document, by source (`{"department": "hr", "year": "2024"}`):
+    /// a retrieval filter, as in Dify. Not part of any chunk, so changing it re-chunks nothing.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl ChunkEdits {
+    /// The sources whose metadata holds every `(key, value)` of `wanted` (values compared
+    /// without case or surrounding spaces).
+    pub fn sources_with(&self, wanted: &BTreeMap<String, String>) -> Vec<String> {
+        let same = |a: &str, b: &str| a.trim().to_lowercase() == b.trim().to_lowercase();
+        self.metadata
+            .iter()
+            .filter(|(_, fields)| wanted.iter().all(|(k, v)| fields.iter().any(|(fk, fv)| same(fk, k) && same(fv, v))))
+            .map(|(source, _)| source.clone())
+            .collect()
+    }
 }
 
 /// The edits of one document's chunks, made to the version with `content_hash`.
@@ -310,6 +327,7 @@ mod tests {
             text: text.into(),
             pages: None,
             summary: None,
+            table_header: None,
             ocr_confidence: None,
             keywords: Vec::new(),
             questions: Vec::new(),

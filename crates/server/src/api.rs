@@ -107,6 +107,9 @@ pub struct SearchRequest {
     /// Drop hits whose relevance is below this (see [`crate::service::relevance`]).
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// Only documents whose metadata holds every one of these fields (one skill only).
+    #[serde(default)]
+    pub metadata: std::collections::BTreeMap<String, String>,
 }
 
 pub async fn search(State(shared): State<Shared>, Json(req): Json<SearchRequest>) -> Result<Response, ApiError> {
@@ -131,6 +134,14 @@ pub async fn search(State(shared): State<Shared>, Json(req): Json<SearchRequest>
         filter.doc_types.push(parsed);
     }
     filter.directory = req.dir.filter(|d| !d.trim().is_empty()).map(|d| d.trim().trim_end_matches('/').to_string());
+    if !req.metadata.is_empty() {
+        // Metadata belongs to one skill's documents: sources of two skills may share a path.
+        let [skill] = req.skills.as_slice() else {
+            return Err(invalid("a `metadata` filter needs exactly one skill in `skills`".into()));
+        };
+        let wanted = crate::chunks::checked_metadata(req.metadata)?;
+        filter = filter.only_sources(shared.service.sources_with_metadata(skill.clone(), wanted).await?);
+    }
     let weights = match (req.bm25_weight, req.dense_weight) {
         (None, None) => None,
         (b, d) => {
@@ -279,6 +290,26 @@ pub async fn document_chunks(
     }
     let (document, chunks) = shared.service.document_chunks(skill.clone(), name).await?;
     Ok(axum::Json(json!({"skill": skill, "document": document, "chunks": chunks})).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetadataRequest {
+    pub metadata: std::collections::BTreeMap<String, String>,
+}
+
+/// Sets a document's metadata (`{}`: none); nothing is re-indexed.
+pub async fn put_document_metadata(
+    State(shared): State<Shared>,
+    Path((skill, name)): Path<(String, String)>,
+    Json(req): Json<MetadataRequest>,
+) -> Result<Response, ApiError> {
+    require_writes(&shared)?;
+    paths::skill_id(&skill)?;
+    paths::source_path(&name)?;
+    let source = shared.service.document_source(skill.clone(), name).await?;
+    let metadata = shared.service.set_metadata(skill.clone(), source.clone(), req.metadata).await?;
+    Ok(axum::Json(json!({"skill": skill, "source": source, "metadata": metadata})).into_response())
 }
 
 #[derive(Deserialize)]

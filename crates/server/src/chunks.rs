@@ -14,6 +14,7 @@ use axum::http::StatusCode;
 use serde::Serialize;
 use skillrag_core::{ChunkId, DocType};
 use skillrag_engine::edits::{ChunkChange, ChunkEdit, ChunkEdits, EditTarget};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A chunk edited: which chunk, the edit as it now stands (`None`: back to the document's own
@@ -59,6 +60,38 @@ pub struct ChunkPreview {
     /// The preset chosen for it now, if any.
     pub chosen: Option<DocType>,
     pub chunks: Vec<PreviewChunk>,
+}
+
+/// Most metadata fields one document takes, and the longest key and value.
+pub const MAX_METADATA_FIELDS: usize = 20;
+const MAX_METADATA_KEY: usize = 40;
+const MAX_METADATA_VALUE: usize = 200;
+
+/// `metadata` trimmed, or refused (422, `field: "metadata"`) with what is wrong.
+pub fn checked_metadata(metadata: BTreeMap<String, String>) -> Result<BTreeMap<String, String>, ApiError> {
+    let refuse = |message: String| {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message).with_detail("field", "metadata".into())
+    };
+    if metadata.len() > MAX_METADATA_FIELDS {
+        return Err(refuse(format!("at most {MAX_METADATA_FIELDS} metadata fields")));
+    }
+    let mut out = BTreeMap::new();
+    for (key, value) in metadata {
+        let (key, value) = (key.trim().to_string(), value.trim().to_string());
+        let key_ok = !key.is_empty()
+            && key.chars().count() <= MAX_METADATA_KEY
+            && key.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        if !key_ok {
+            return Err(refuse(format!(
+                "`{key}` is not a metadata key (1 to {MAX_METADATA_KEY} letters, digits, `_` or `-`)"
+            )));
+        }
+        if value.is_empty() || value.chars().count() > MAX_METADATA_VALUE || value.contains(['\n', '\r']) {
+            return Err(refuse(format!("`{key}`: give a value of one line, 1 to {MAX_METADATA_VALUE} characters")));
+        }
+        out.insert(key, value);
+    }
+    Ok(out)
 }
 
 /// `auto` or a preset's name.
@@ -146,6 +179,49 @@ impl Service {
         .await?;
         let job = self.start_index(vec![skill.clone()], false)?;
         Ok(PresetChosen { skill, source, preset, dropped_edits, job })
+    }
+
+    /// Sets the metadata of `source` of `skill` (empty: none), checked: at most
+    /// [`MAX_METADATA_FIELDS`] fields, keys of letters, digits, `_` and `-`, values of one line.
+    /// Nothing is re-indexed: metadata filters sources, it is no part of a chunk.
+    pub async fn set_metadata(
+        self: &Arc<Self>,
+        skill: String,
+        source: String,
+        metadata: BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>, ApiError> {
+        let metadata = checked_metadata(metadata)?;
+        let _writing = self.writes.lock().await;
+        self.check_writable(&skill)?;
+        let live = self.live();
+        blocking(move || {
+            let engine = &live.assistant.engine;
+            let found = engine.skill(&skill)?;
+            let mut edits = ChunkEdits::load(&found.dir)
+                .map_err(|broken| ApiError::conflict(format!("{broken}: fix or remove it before setting metadata")))?;
+            if metadata.is_empty() {
+                edits.metadata.remove(&source);
+            } else {
+                edits.metadata.insert(source, metadata.clone());
+            }
+            edits.save(&found.dir).map_err(|e| ApiError::internal(format!("cannot save the metadata: {e}")))?;
+            Ok(metadata)
+        })
+        .await
+    }
+
+    /// The sources of `skill` whose metadata holds every field of `wanted`.
+    pub async fn sources_with_metadata(
+        self: &Arc<Self>,
+        skill: String,
+        wanted: BTreeMap<String, String>,
+    ) -> Result<Vec<String>, ApiError> {
+        let live = self.live();
+        blocking(move || {
+            let dir = live.assistant.engine.skill(&skill)?.dir.clone();
+            Ok(ChunkEdits::load(&dir).unwrap_or_default().sources_with(&wanted))
+        })
+        .await
     }
 
     /// Records `change` of chunk `id` of `skill` and starts the re-index that applies it.

@@ -35,6 +35,12 @@ pub struct DocumentInfo {
     /// re-index could not read it: see `errors`) or `deleted` (indexed, no longer on disk).
     pub status: &'static str,
     pub errors: Vec<String>,
+    /// The owner's metadata of the document (a search filter).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metadata: std::collections::BTreeMap<String, String>,
+    /// The chunking preset chosen for it, if any (`doc_type` is the one that cut it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<skillrag_core::DocType>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -322,6 +328,8 @@ fn listed_document(
         indexed_at: entry.and_then(|e| e.indexed_at.or(indexed_at)),
         status,
         errors,
+        metadata: Default::default(),
+        preset: None,
     }
 }
 
@@ -340,6 +348,8 @@ fn deleted_document(source: &str, entry: &skillrag_store::FileEntry, indexed_at:
         indexed_at: entry.indexed_at.or(indexed_at),
         status: "deleted",
         errors: Vec::new(),
+        metadata: Default::default(),
+        preset: None,
     }
 }
 
@@ -385,6 +395,12 @@ impl Service {
                 if !listing.files.iter().any(|f| &f.source == source) {
                     documents.push(deleted_document(source, entry, indexed_at));
                 }
+            }
+            // A broken edits file shows none here: indexing names it.
+            let edits = skillrag_engine::edits::ChunkEdits::load(&found.dir).unwrap_or_default();
+            for d in &mut documents {
+                d.metadata = edits.metadata.get(&d.name).cloned().unwrap_or_default();
+                d.preset = edits.presets.get(&d.name).copied();
             }
             documents.sort_by(|a, b| a.name.cmp(&b.name));
             Ok(DocumentList { skill, writable, max_upload_bytes, extensions: Format::EXTENSIONS.to_vec(), documents })

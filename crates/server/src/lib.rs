@@ -164,6 +164,7 @@ pub fn router(shared: Shared, mcp_shutdown: CancellationToken) -> Router {
         .route("/v1/skills/{skill}/import", post(api::import_document))
         .route("/v1/skills/{skill}/documents/{name}/chunks", get(api::document_chunks))
         .route("/v1/skills/{skill}/documents/{name}/preset", axum::routing::put(api::put_document_preset))
+        .route("/v1/skills/{skill}/documents/{name}/metadata", axum::routing::put(api::put_document_metadata))
         .route("/v1/conversations", get(conversations::list).post(conversations::create))
         .route(
             "/v1/conversations/{id}",

@@ -978,6 +978,12 @@ async function main() {
     await espressoRow.getByTestId('doc-open').click();
     await chunkCard(1).waitFor({ state: 'attached' }).catch(() => { throw new Failure('after the preview, espresso.md is not listed as its two chunks'); });
     log(`ok   chunking: ${previewNote}`);
+    // Metadata of the document, saved from the panel: a filter in Retrieval testing (below).
+    await byId('docs-metadata-text').fill('kind = guide');
+    await byId('docs-metadata-save').click();
+    await page.waitForFunction(() => /Saved: kind=guide/.test(document.querySelector('[data-testid="docs-metadata-note"]').textContent))
+      .catch(() => { throw new Failure('the metadata was not saved'); });
+    await chunkCard(1).waitFor({ state: 'attached' });
     await chunkCard(0).getByTestId('chunk-edit').click();
     await chunkCard(0).getByTestId('chunk-edit-text').fill(EDITED_CHUNK);
     await chunkCard(0).getByTestId('chunk-edit-keywords').fill('ristretto');
@@ -1007,6 +1013,22 @@ async function main() {
     }, token || '');
     assert(!milkHits.some((h) => h.includes("microfoam")), `the disabled chunk is still retrieved after the re-index: ${milkHits.join(' | ')}`);
     log('ok   chunk edits: chunk #0 rewritten (with a keyword), #1 disabled; both hold after re-index all');
+    // The metadata filter of Retrieval testing: only the document tagged kind=guide answers.
+    await byId('tab-retrieval').click();
+    await byId('search-input').fill('brew water grind tea');
+    await byId('search-skill').selectOption('coffee-brewing');
+    await byId('search-metadata').fill('kind=guide');
+    await byId('search-run').click();
+    const tagged = byId('hits-table').getByTestId('hit-row');
+    await tagged.first().waitFor({ state: 'visible', timeout: 30_000 }).catch(() => { throw new Failure('the metadata filter left no hits'); });
+    const taggedSources = await tagged.evaluateAll((rows) => rows.map((r) => r.dataset.source));
+    assert(taggedSources.every((s) => s === 'knowledge/espresso.md'), `the metadata filter let other documents through: ${taggedSources.join(', ')}`);
+    await byId('search-metadata').fill('kind=poem');
+    await byId('search-run').click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="hits-table"] [data-testid="hit-row"]').length === 0)
+      .catch(() => { throw new Failure('a metadata value no document has still finds hits'); });
+    await byId('search-metadata').fill('');
+    log(`ok   metadata: kind=guide keeps ${taggedSources.length} hit(s), all from espresso.md`);
     await byId('tab-chat').click();
     await byId('chat-clear').click();
     await page.locator('[data-testid="skill-picker"] option[value="coffee-brewing"]').waitFor({ state: 'attached' })

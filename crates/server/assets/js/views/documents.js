@@ -7,6 +7,7 @@ import { clearError, confirmDialog, describe, guard, showError } from '../ui.js'
 import { DOCS_SKILL_KEY, state } from '../state.js';
 import { loadHealth, loadSkills } from '../skills.js';
 import { fetchJob, renderJobInto } from '../jobs.js';
+import { parseMetadata } from './search.js';
 
 const DOCS_POLL_MS = 1000;
 
@@ -212,6 +213,7 @@ async function openDocument(doc) {
   select.value = ['general', 'faq', 'legal', 'technical'].includes(doc.doc_type) ? doc.doc_type : 'auto';
   $('#docs-preset-note').textContent = doc.doc_type ? `Chunked as ${doc.doc_type}.` : '';
   $('#docs-preset').dataset.doc = doc.name;
+  $('#docs-metadata-text').value = Object.entries(doc.metadata || {}).map(([k, v]) => `${k}=${v}`).join(', ');
   updatePresetControls();
   const chunks = (body && body.chunks) || [];
   const disabled = chunks.filter((c) => c.enabled === false).length;
@@ -241,6 +243,7 @@ async function openDocument(doc) {
 function updatePresetControls() {
   const writable = Boolean(state.docs && state.docs.writable) && !docsBusy();
   $('#docs-preset-apply').disabled = !writable;
+  $('#docs-metadata-save').disabled = !writable;
   $('#docs-preset-apply').title = writable ? 'Chunk the document this way from now on (its chunk edits are dropped)'
     : 'Needs `skillrag serve --allow-writes`, and no re-index running';
 }
@@ -264,6 +267,17 @@ async function previewPreset() {
     list.append(el('div', { class: 'doc-chunk preview', dataset: { testid: 'docs-preview-chunk', ordinal: c.ordinal } },
       el('div', { class: 'chunk-head', text: head.join(' · ') }), text));
   }
+}
+
+async function saveMetadata() {
+  clearError();
+  const name = $('#docs-preset').dataset.doc;
+  const metadata = parseMetadata($('#docs-metadata-text').value);
+  const body = await api('PUT', `${documentsUrl(state.docs.skill)}/${enc(name)}/metadata`, { metadata });
+  const saved = Object.entries(body.metadata || {}).map(([k, v]) => `${k}=${v}`).join(', ');
+  $('#docs-metadata-text').value = saved;
+  $('#docs-metadata-note').textContent = saved ? `Saved: ${saved}.` : 'Saved: no metadata.';
+  await loadDocuments();
 }
 
 async function applyPreset() {
@@ -494,6 +508,7 @@ export function init() {
   $('#docs-chunks-close').addEventListener('click', closeDocument);
   $('#docs-preset-preview').addEventListener('click', guard(previewPreset));
   $('#docs-preset-apply').addEventListener('click', guard(applyPreset));
+  $('#docs-metadata-save').addEventListener('click', guard(saveMetadata));
   const drop = $('#docs-drop');
   const fileInput = $('#docs-file');
   const canDrop = () => !drop.classList.contains('disabled');

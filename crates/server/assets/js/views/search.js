@@ -128,11 +128,24 @@ function searchControls() {
   if (dir) out.dir = dir;
   const types = Array.from(document.querySelectorAll('#search-form input[name="doc-type"]:checked')).map((c) => c.value);
   if (types.length) out.doc_types = types;
+  const metadata = parseMetadata($('#search-metadata').value);
+  if (Object.keys(metadata).length) out.metadata = metadata;
+  return out;
+}
+
+/** `key=value, key=value` as an object (the server checks keys and values). */
+export function parseMetadata(text) {
+  const out = {};
+  for (const part of String(text || '').split(/[,，\n]/).map((p) => p.trim()).filter(Boolean)) {
+    const at = part.indexOf('=');
+    if (at <= 0) throw new Error(`metadata: "${part}" is not key=value`);
+    out[part.slice(0, at).trim()] = part.slice(at + 1).trim();
+  }
   return out;
 }
 
 function resetSearchControls() {
-  for (const id of ['#search-min-score', '#search-bm25-weight', '#search-dense-weight', '#search-source', '#search-dir']) $(id).value = '';
+  for (const id of ['#search-min-score', '#search-bm25-weight', '#search-dense-weight', '#search-source', '#search-dir', '#search-metadata']) $(id).value = '';
   for (const c of document.querySelectorAll('#search-form input[name="doc-type"]')) c.checked = false;
 }
 
