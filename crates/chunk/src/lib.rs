@@ -20,7 +20,7 @@ use std::ops::Range;
 
 /// Bumped whenever chunk boundaries change for the same input and settings; indexes chunked
 /// by another version are re-chunked.
-pub const CHUNKER_VERSION: u32 = 5;
+pub const CHUNKER_VERSION: u32 = 6;
 
 /// The smallest chunk size accepted: below it a chunk cannot hold a sentence.
 pub const MIN_CHUNK_SIZE: usize = 16;
@@ -71,6 +71,12 @@ pub struct Piece {
     pub text: String,
     /// Character (not byte) span in the input text.
     pub span: (usize, usize),
+    /// The header line and delimiter row of the Markdown table the piece continues, when the
+    /// table began before the piece: later rows of a long table still say what their columns
+    /// are. Carried beside the text, as the heading path is, not in it: `text` stays the
+    /// document's text at `span`, which quotes, overlaps between neighbours and chunk edits
+    /// rely on. `None` for a header row left blank (a table without a recognizable header).
+    pub table_header: Option<String>,
 }
 
 /// Splits text into sentences (at `。！？；.!?;` and line breaks), each with its byte offset;
@@ -111,18 +117,19 @@ pub fn chunk_document_within(
     config: &ChunkConfig,
     limit: usize,
 ) -> Result<Vec<Piece>, TooManyPieces> {
-    let sections = if markdown {
+    let (sections, tables) = if markdown {
         markdown::sections(text)
     } else {
-        vec![markdown::Section { heading: Vec::new(), body: 0..text.len(), code: Vec::new() }]
+        (vec![markdown::Section { heading: Vec::new(), body: 0..text.len(), code: Vec::new() }], Vec::new())
     };
     let sections = preset::apply(text, sections, preset, config);
-    build(text, sections, config, limit)
+    build(text, sections, &tables, config, limit)
 }
 
 fn build(
     text: &str,
     sections: Vec<markdown::Section>,
+    tables: &[markdown::Table],
     config: &ChunkConfig,
     limit: usize,
 ) -> Result<Vec<Piece>, TooManyPieces> {
@@ -147,8 +154,23 @@ fn build(
             heading: sections[i].heading.clone(),
             text: text[range.clone()].to_string(),
             span: (starts.at(range.start), ends.at(range.end)),
+            table_header: table_header(text, tables, range.start),
         })
         .collect())
+}
+
+/// The header of the table a piece starting at byte `start` continues: one whose data rows the
+/// start lies in (a piece starting on the header holds it already).
+fn table_header(text: &str, tables: &[markdown::Table], start: usize) -> Option<String> {
+    let i = tables.partition_point(|t| t.range.start <= start).checked_sub(1)?;
+    let table = tables.get(i).filter(|t| start >= t.head_end && start < t.range.end)?;
+    let head = text.get(table.range.start..table.head_end)?.trim();
+    let header_line = head.lines().next().unwrap_or_default();
+    // A blank header row names nothing; repeating it would only add noise.
+    if header_line.chars().all(|c| c == '|' || c.is_whitespace()) {
+        return None;
+    }
+    Some(head.to_string())
 }
 
 /// Converts byte offsets to character offsets for offsets visited mostly in increasing order.

@@ -1,4 +1,5 @@
-//! Markdown structure for chunking: sections under their heading path, and code block ranges.
+//! Markdown structure for chunking: sections under their heading path, code block ranges, and
+//! tables with their header.
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use std::ops::Range;
@@ -12,9 +13,20 @@ pub struct Section {
     pub code: Vec<Range<usize>>,
 }
 
-pub fn sections(text: &str) -> Vec<Section> {
+/// A GFM table of the document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// Byte range of the whole table.
+    pub range: Range<usize>,
+    /// Where its header line and delimiter row end (the first data row starts after).
+    pub head_end: usize,
+}
+
+/// The sections of a Markdown document, and its tables.
+pub fn sections(text: &str) -> (Vec<Section>, Vec<Table>) {
     let options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS | Options::ENABLE_TABLES;
     let mut sections = Vec::new();
+    let mut tables: Vec<Table> = Vec::new();
     let mut path: Vec<(u8, String)> = Vec::new();
     let mut body_start = 0;
     let mut code: Vec<Range<usize>> = Vec::new();
@@ -44,11 +56,24 @@ pub fn sections(text: &str) -> Vec<Section> {
                 }
             }
             Event::Start(Tag::CodeBlock(_)) if !in_metadata => code.push(range),
+            Event::Start(Tag::Table(_)) => tables.push(Table { head_end: range.start, range }),
+            Event::End(TagEnd::TableHead) => {
+                // The delimiter row is the line after the header's.
+                if let Some(table) = tables.last_mut() {
+                    table.head_end = line_end(text, line_end(text, range.start) + 1).min(table.range.end);
+                }
+            }
             _ => {}
         }
     }
     push_section(&mut sections, &path, body_start..text.len(), code);
-    sections
+    (sections, tables)
+}
+
+/// The end of the line `at` is on (before its line break).
+fn line_end(text: &str, at: usize) -> usize {
+    let at = at.min(text.len());
+    text[at..].find('\n').map_or(text.len(), |i| at + i)
 }
 
 fn push_section(sections: &mut Vec<Section>, path: &[(u8, String)], body: Range<usize>, code: Vec<Range<usize>>) {

@@ -49,7 +49,7 @@ fn empty_and_whitespace_text() {
 #[test]
 fn short_text_is_one_piece() {
     let pieces = chunk_text("Hello world.", &cfg(500, 80));
-    assert_eq!(pieces, vec![Piece { heading: vec![], text: "Hello world.".into(), span: (0, 12) }]);
+    assert_eq!(pieces, vec![Piece { heading: vec![], text: "Hello world.".into(), span: (0, 12), table_header: None }]);
 }
 
 #[test]
@@ -334,4 +334,55 @@ fn spans_of_overlapping_pieces_on_one_long_line() {
     let pieces = chunk_text(&text, &config);
     check_invariants(&text, &pieces, &config);
     assert!(pieces.windows(2).all(|w| w[1].span.0 < w[0].span.1), "the pieces overlap");
+}
+
+fn long_table(header: &str, rows: usize) -> String {
+    let mut text = format!("# Staff\n\nWho does what.\n\n{header}\n|---|---|\n");
+    for i in 0..rows {
+        text.push_str(&format!("| person {i} | role number {i} |\n"));
+    }
+    text.push_str("\nAfter the table, a closing paragraph.\n");
+    text
+}
+
+#[test]
+fn pieces_that_continue_a_table_carry_its_header() {
+    let text = long_table("| Name | Role |", 40);
+    let config = cfg(200, 40);
+    let pieces = chunk_markdown(&text, &config);
+    check_invariants(&text, &pieces, &config);
+    assert!(covers(&text.replace("# Staff", "       "), &pieces), "all but the heading line");
+    assert!(pieces.len() > 5);
+    assert!(pieces[0].text.contains("| Name | Role |\n|---|---|") && pieces[0].table_header.is_none());
+    let inside: Vec<&Piece> = pieces.iter().filter(|p| p.text.starts_with("| person")).collect();
+    assert!(inside.len() >= 4);
+    for p in &inside {
+        assert_eq!(p.table_header.as_deref(), Some("| Name | Role |\n|---|---|"), "{}", p.text);
+        assert!(!p.text.contains("| Name |"), "the header is not repeated in the text itself");
+    }
+    let last = pieces.last().unwrap();
+    if !last.text.starts_with("| person") {
+        assert_eq!(last.table_header, None, "a piece after the table continues no table");
+    }
+    // Only pieces that start inside the table get it.
+    assert!(pieces.iter().filter(|p| p.table_header.is_some()).all(|p| p.text.starts_with("| person")));
+}
+
+#[test]
+fn a_blank_header_is_not_repeated_and_plain_text_has_no_tables() {
+    let text = long_table("|  |  |", 40);
+    let pieces = chunk_markdown(&text, &cfg(200, 40));
+    assert!(pieces.len() > 5);
+    assert!(pieces.iter().all(|p| p.table_header.is_none()));
+    let text = long_table("| Name | Role |", 40);
+    assert!(chunk_text(&text, &cfg(200, 40)).iter().all(|p| p.table_header.is_none()));
+}
+
+#[test]
+fn a_table_that_starts_a_piece_needs_no_header_again() {
+    let text = format!("{}\n\n| A | B |\n|---|---|\n| 1 | 2 |\n", "Long prose sentence here. ".repeat(12));
+    let pieces = chunk_markdown(&text, &cfg(200, 40));
+    let table = pieces.iter().find(|p| p.text.contains("| 1 | 2 |")).unwrap();
+    assert!(table.text.contains("| A | B |"));
+    assert_eq!(table.table_header, None);
 }

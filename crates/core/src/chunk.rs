@@ -148,6 +148,11 @@ pub struct Chunk {
     pub keywords: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<String>,
+    /// The header line and delimiter row of the Markdown table the chunk continues, when the
+    /// table began in an earlier chunk (`skillrag_chunk::Piece::table_header`): indexed with the
+    /// chunk, so its rows are found by their column names, and never part of `text` or `span`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_header: Option<String>,
 }
 
 impl Chunk {
@@ -171,6 +176,10 @@ impl Chunk {
         }
         if !self.heading.is_empty() {
             out.push_str(&self.heading_line());
+            out.push('\n');
+        }
+        if let Some(header) = &self.table_header {
+            out.push_str(header);
             out.push('\n');
         }
         out.push_str(&self.text);
@@ -221,9 +230,17 @@ mod tests {
             ocr_confidence: None,
             keywords: Vec::new(),
             questions: Vec::new(),
+            table_header: None,
         };
         assert_eq!(c.indexed_text(), "埃菲尔铁塔 > 历史\n它于1889年建成");
         c.heading.clear();
         assert_eq!(c.indexed_text(), "埃菲尔铁塔\n它于1889年建成");
+        c.text = "| 1889 | 300 m |".into();
+        c.table_header = Some("| 建成 | 高度 |\n|---|---|".into());
+        assert_eq!(
+            c.indexed_text(),
+            "埃菲尔铁塔\n| 建成 | 高度 |\n|---|---|\n| 1889 | 300 m |",
+            "a row knows its columns"
+        );
     }
 }

@@ -147,6 +147,7 @@ impl Chunking {
                     content_hash: doc.content_hash.clone(),
                     text: p.text,
                     summary: summary.clone(),
+                    table_header: p.table_header,
                 }
             })
             .collect())

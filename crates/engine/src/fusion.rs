@@ -191,6 +191,7 @@ mod tests {
                 text: "text".into(),
                 pages: None,
                 summary: None,
+                table_header: None,
                 ocr_confidence: None,
                 keywords: Vec::new(),
                 questions: Vec::new(),

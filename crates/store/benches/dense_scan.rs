@@ -45,6 +45,7 @@ fn main() {
                     text: format!("chunk {i}"),
                     pages: None,
                     summary: None,
+                    table_header: None,
                     ocr_confidence: None,
                     keywords: Vec::new(),
                     questions: Vec::new(),

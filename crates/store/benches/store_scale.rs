@@ -95,6 +95,7 @@ impl Corpus {
                 text,
                 pages: None,
                 summary: None,
+                table_header: None,
                 ocr_confidence: None,
                 keywords: Vec::new(),
                 questions: Vec::new(),

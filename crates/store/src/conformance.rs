@@ -58,6 +58,7 @@ pub fn chunk(source: &str, ordinal: u32, text: &str) -> Chunk {
         text: text.into(),
         pages: None,
         summary: None,
+        table_header: None,
         ocr_confidence: None,
         keywords: Vec::new(),
         questions: Vec::new(),

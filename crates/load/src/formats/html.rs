@@ -705,14 +705,15 @@ mod tests {
     }
 
     #[test]
-    fn tables_as_rows() {
+    fn tables_as_markdown_tables() {
         let html = r#"<table><thead><tr><th>Plan</th><th>Price</th></tr></thead>
             <tbody><tr><td>Basic</td><td>10</td></tr><tr><td rowspan="2">Pro</td><td>30</td></tr><tr><td>35</td></tr></tbody></table>
             <table><tr><td>Name</td><td>Ada</td></tr><tr><td>Age</td><td></td></tr></table>
             <table role="presentation"><tr><td><p>Layout one.</p></td><td><p>Layout two.</p></td></tr></table>"#;
         assert_eq!(
             extract_html(html).unwrap().text,
-            "Plan: Basic; Price: 10\nPlan: Pro; Price: 30\nPlan: Pro; Price: 35\n\nName | Ada\nAge\n\nLayout one.\n\nLayout two."
+            "| Plan | Price |\n|---|---|\n| Basic | 10 |\n| Pro | 30 |\n| Pro | 35 |\n\n\
+             |  |  |\n|---|---|\n| Name | Ada |\n| Age |  |\n\nLayout one.\n\nLayout two."
         );
     }
 
@@ -778,8 +779,8 @@ mod tests {
         for expected in [
             "\n## 退货条件 Conditions\n\n- 保留原始发票或订单号。Keep the invoice or the order number.\n- 配件",
             "\n### 运费 Shipping costs\n\n质量问题导致的退货由我们承担运费；其他情况由买家承担。We pay return shipping for defective products;",
-            "\n## 退款时间 Refund times\n\n支付方式 Payment: 信用卡 Credit card; 到账时间 Refund time: 3–7 个工作日 3–7 working days\n\
-             支付方式 Payment: 支付宝 Alipay; 到账时间 Refund time: 1–3 个工作日 1–3 working days",
+            "\n## 退款时间 Refund times\n\n| 支付方式 Payment | 到账时间 Refund time |\n|---|---|\n\
+             | 信用卡 Credit card | 3–7 个工作日 3–7 working days |\n| 支付宝 Alipay | 1–3 个工作日 1–3 working days |",
         ] {
             assert!(out.text.contains(expected), "{expected:?} not in\n{}", out.text);
         }
@@ -834,7 +835,7 @@ mod tests {
         assert_eq!(
             out.text,
             "# Hours\n\n[image: hours.png] Open 9 to 5\n\n- First item\n- Second\n\nInline text.\n\n[image: Shape] 形式\n\n\
-             Plan: Pro; Card: [image: logo.png] ACME"
+             | Plan | Card |\n|---|---|\n| Pro | [image: logo.png] ACME |"
         );
         assert_eq!(out.title.as_deref(), Some("Hours"));
         assert_eq!(
@@ -848,7 +849,10 @@ mod tests {
         let mut pictures = Pictures::new(&reader);
         let out = extract_html_with_pictures(html, &mut pictures).unwrap();
         assert!(out.text.contains("[image: Shape] 形式") && !out.text.contains("Open 9 to 5"), "{}", out.text);
-        assert_eq!(extract_html(html).unwrap().text, "# Hours\n\n- First item\n- Second\n\nInline text.\n\nPlan: Pro");
+        assert_eq!(
+            extract_html(html).unwrap().text,
+            "# Hours\n\n- First item\n- Second\n\nInline text.\n\n| Plan | Card |\n|---|---|\n| Pro |  |"
+        );
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct Surroundings {
     pub cut_before: bool,
     /// `text` does not reach the document's end.
     pub cut_after: bool,
+    /// The header of the table `text` begins inside (`Chunk::table_header` of its first chunk),
+    /// so that its rows are shown under their header though it lies chunks before.
+    pub table_header: Option<String>,
 }
 
 /// Chunks read on either side of a passage, so that a unit it cuts (an article, a table under
@@ -64,7 +67,7 @@ const SECTION_BREAK: &str = "\n\n#\n\n";
 impl Surroundings {
     /// A passage on its own, as when its document cannot be read around it.
     pub fn alone(text: &str, cut_before: bool) -> Surroundings {
-        Surroundings { text: text.to_string(), passage: 0..text.len(), cut_before, cut_after: true }
+        Surroundings { text: text.to_string(), passage: 0..text.len(), cut_before, cut_after: true, table_header: None }
     }
 
     /// The chunk `chunk_id` of `document` (all chunks of its source) with its neighbours,
@@ -82,6 +85,7 @@ impl Surroundings {
         let alone = Surroundings::alone(text, chunk.ordinal > 0);
         let (Some(first), Some(final_chunk)) = (near.first(), near.last()) else { return alone };
         let (cut_before, cut_after) = (first.ordinal > 0, final_chunk.ordinal < last);
+        let table_header = first.table_header.clone();
         let mut out = String::new();
         let mut out_chars = 0usize;
         let mut end_char = first.span.0;
@@ -115,7 +119,7 @@ impl Surroundings {
         let Some(chars) = passage else { return alone };
         let byte = |n: usize| out.char_indices().nth(n).map_or(out.len(), |(i, _)| i);
         let passage = byte(chars.start)..byte(chars.end);
-        Surroundings { passage, text: out, cut_before, cut_after }
+        Surroundings { passage, text: out, cut_before, cut_after, table_header }
     }
 }
 
@@ -214,7 +218,11 @@ pub fn units(s: &Surroundings) -> Vec<Unit> {
         let (range, kind) = (lines[i].0.clone(), lines[i].1);
         match kind {
             Line::Blank | Line::Heading | Line::TableRule => i += 1,
-            Line::TableRow => i = table(text, &lines, i, &mut out),
+            Line::TableRow => {
+                // Only a table the text begins inside continues the header carried beside it.
+                let begins = lines[..i].iter().all(|l| l.1 == Line::Blank);
+                i = table(text, &lines, i, s.table_header.as_deref().filter(|_| begins), &mut out);
+            }
             Line::ArticleStart => {
                 let end = run_end(&lines, i + 1, true, |k| {
                     !matches!(k, Line::ArticleStart | Line::Heading | Line::TableRow | Line::Question)
@@ -319,12 +327,19 @@ fn strip_answer_label(text: &str) -> &str {
     t
 }
 
-/// A table's data rows, each with the header. Returns the line after the table.
-fn table(text: &str, lines: &[(Range<usize>, Line)], at: usize, out: &mut Vec<Unit>) -> usize {
+/// A table's data rows, each with the header (its own, else `carried`: the rows continue a table
+/// whose header lies before the text). A blank header row (a table without a recognizable
+/// header) is not shown. Returns the line after the table.
+fn table(text: &str, lines: &[(Range<usize>, Line)], at: usize, carried: Option<&str>, out: &mut Vec<Unit>) -> usize {
     let end =
         (at..lines.len()).find(|&j| !matches!(lines[j].1, Line::TableRow | Line::TableRule)).unwrap_or(lines.len());
     let has_header = end > at + 1 && lines[at + 1].1 == Line::TableRule;
-    let header = has_header.then(|| format!("{}\n{}", &text[lines[at].0.clone()], &text[lines[at + 1].0.clone()]));
+    let header = if has_header {
+        Some(format!("{}\n{}", &text[lines[at].0.clone()], &text[lines[at + 1].0.clone()]))
+    } else {
+        carried.map(str::to_string)
+    };
+    let header = header.filter(|h| h.lines().next().is_some_and(|l| l.chars().any(|c| c != '|' && !c.is_whitespace())));
     let first_row = if has_header { at + 2 } else { at };
     for (range, kind) in &lines[first_row..end] {
         if *kind != Line::TableRow {
@@ -421,7 +436,13 @@ mod tests {
     use super::*;
 
     fn all(text: &str) -> Vec<Unit> {
-        units(&Surroundings { text: text.into(), passage: 0..text.len(), cut_before: false, cut_after: false })
+        units(&Surroundings {
+            text: text.into(),
+            passage: 0..text.len(),
+            cut_before: false,
+            cut_after: false,
+            table_header: None,
+        })
     }
 
     fn shown(units: &[Unit], kind: UnitKind) -> Vec<String> {
@@ -453,6 +474,32 @@ mod tests {
     }
 
     #[test]
+    fn rows_that_continue_a_table_come_with_the_header_carried_beside_them() {
+        let text = "| Blinking amber | Factory reset |\n| Off | No power |\n\n| Plan | Price |\n|---|---|\n| Pro | 30 |\n\n| x | y |\n";
+        let header = Some("| LED | Meaning |\n|---|---|".to_string());
+        let s = Surroundings {
+            text: text.into(),
+            passage: 0..text.len(),
+            cut_before: true,
+            cut_after: false,
+            table_header: header,
+        };
+        let rows = shown(&units(&s), UnitKind::TableRow);
+        assert_eq!(
+            rows,
+            [
+                "| LED | Meaning |\n|---|---|\n| Blinking amber | Factory reset |",
+                "| LED | Meaning |\n|---|---|\n| Off | No power |",
+                "| Plan | Price |\n|---|---|\n| Pro | 30 |",
+                "| x | y |",
+            ],
+            "only the table the text begins inside continues the carried header"
+        );
+        // A blank header row (a table without a recognizable header) is not shown.
+        assert_eq!(shown(&all("|  |  |\n|---|---|\n| Name | Ada |\n"), UnitKind::TableRow), ["| Name | Ada |"]);
+    }
+
+    #[test]
     fn a_list_keeps_its_introduction() {
         let u = all(
             "Some text first. To update the firmware:\n\n1. Open the app.\n2. Tap **Update**.\n\nAfter that, wait.",
@@ -479,19 +526,36 @@ mod tests {
     #[test]
     fn a_fragment_at_a_cut_edge_is_no_unit() {
         let text = "the second becomes a mesh node. Press WPS on both routers.";
-        let s = Surroundings { text: text.into(), passage: 0..text.len(), cut_before: true, cut_after: false };
+        let s = Surroundings {
+            text: text.into(),
+            passage: 0..text.len(),
+            cut_before: true,
+            cut_after: false,
+            table_header: None,
+        };
         let u = units(&s);
         assert!(u.iter().all(|u| !u.shown.starts_with("the second")), "{u:?}");
         assert!(u.iter().any(|u| u.shown == "Press WPS on both routers."));
-        let cut =
-            Surroundings { text: "Hold the pin until the".into(), passage: 0..22, cut_before: false, cut_after: true };
+        let cut = Surroundings {
+            text: "Hold the pin until the".into(),
+            passage: 0..22,
+            cut_before: false,
+            cut_after: true,
+            table_header: None,
+        };
         assert!(units(&cut).is_empty());
     }
 
     #[test]
     fn only_units_that_overlap_the_passage() {
         let text = "First paragraph here.\n\nSecond paragraph here.";
-        let s = Surroundings { text: text.into(), passage: 23..text.len(), cut_before: false, cut_after: false };
+        let s = Surroundings {
+            text: text.into(),
+            passage: 23..text.len(),
+            cut_before: false,
+            cut_after: false,
+            table_header: None,
+        };
         assert!(units(&s).iter().all(|u| u.shown.starts_with("Second")));
     }
 

@@ -370,8 +370,9 @@ mod tests {
         let out = extract(&docx(&body, None, None));
         assert_eq!(
             out.text,
-            "Plan: Basic; Price: 10 元\nPlan: Pro; Price: 30 元\n\nBetween.\n\nName | Ada\nAge | 36\n\n\
-             Region: North; Month: Jan; Sales: 5\nRegion: North; Month: Feb; Sales: 7"
+            "| Plan | Price |\n|---|---|\n| Basic | 10 元 |\n| Pro | 30 元 |\n\nBetween.\n\n\
+             |  |  |\n|---|---|\n| Name | Ada |\n| Age | 36 |\n\n\
+             | Region | Month | Sales |\n|---|---|---|\n| North | Jan | 5 |\n| North | Feb | 7 |"
         );
     }
 

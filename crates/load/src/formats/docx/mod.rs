@@ -281,9 +281,10 @@ mod tests {
                  - 网线一根 One ethernet cable\n  - 长度 1.5 米 1.5 m long\n\n## 连接步骤 Connecting\n\n\
                  - 把网线一端插入光猫，另一端插入路由器的黄色 WAN 口。\n- Connect the power adapter",
                 "\n### 指示灯 LED colours\n\n\
-                 指示灯 LED: 白色常亮 Solid white; 含义 Meaning: 正常联网 Online\n\
-                 指示灯 LED: 琥珀色常亮 Solid amber; 含义 Meaning: 没有互联网连接 No internet\n\
-                 指示灯 LED: 琥珀色闪烁 Blinking amber; 含义 Meaning: 正在恢复出厂设置 Factory reset in progress\n\n\
+                 | 指示灯 LED | 含义 Meaning |\n|---|---|\n\
+                 | 白色常亮 Solid white | 正常联网 Online |\n\
+                 | 琥珀色常亮 Solid amber | 没有互联网连接 No internet |\n\
+                 | 琥珀色闪烁 Blinking amber | 正在恢复出厂设置 Factory reset in progress |\n\n\
                  # 常见问题 Troubleshooting\n\n## 恢复出厂设置 Factory reset\n\n用回形针按住背面的 Reset 孔 10 秒",
                 "\n## 网速慢 Slow Wi-Fi\n\n把路由器放在房屋中央",
             ] {
