@@ -590,11 +590,7 @@ impl Service {
         let this = self.clone();
         blocking(move || {
             let Some(log) = live.assistant.gap_log() else { return Ok(Vec::new()) };
-            // A damaged line is skipped with a warning naming it, as the CLI does: the rest is served.
-            let (feedback, skipped) = this.feedback.list().map_err(|e| ApiError::internal(e.to_string()))?;
-            if !skipped.is_empty() {
-                eprintln!("warning: {}: {skipped}", this.feedback.path().display());
-            }
+            let feedback = this.feedback_records()?;
             let (mut gaps, skipped) =
                 log.list_with_feedback(skill.as_deref(), &feedback).map_err(|e| ApiError::internal(e.to_string()))?;
             if !skipped.is_empty() {
@@ -606,6 +602,16 @@ impl Service {
         .await
     }
 
+    /// Every stored judgement. A damaged line is skipped with a warning naming it, as the CLI
+    /// does: the rest is served.
+    fn feedback_records(&self) -> Result<Vec<FeedbackRecord>, ApiError> {
+        let (feedback, skipped) = self.feedback.list().map_err(|e| ApiError::internal(e.to_string()))?;
+        if !skipped.is_empty() {
+            eprintln!("warning: {}: {skipped}", self.feedback.path().display());
+        }
+        Ok(feedback)
+    }
+
     /// The answers users rated 👍 that an entry could keep (`liked` of `GET /v1/gaps`).
     pub async fn liked(self: &Arc<Self>, skill: Option<String>, limit: usize) -> Result<Vec<LikedAnswer>, ApiError> {
         let live = self.live();
@@ -615,8 +621,7 @@ impl Service {
         let this = self.clone();
         blocking(move || {
             let Some(log) = live.assistant.gap_log() else { return Ok(Vec::new()) };
-            let (feedback, _) = this.feedback.list().map_err(|e| ApiError::internal(e.to_string()))?;
-            let mut liked = log.liked(skill.as_deref(), &feedback);
+            let mut liked = log.liked(skill.as_deref(), &this.feedback_records()?);
             // Only skills that still answer: a 👍 of a deleted or disabled skill has nowhere to go.
             liked.retain(|l| live.assistant.engine.skill(&l.skill).is_ok());
             liked.truncate(limit);
