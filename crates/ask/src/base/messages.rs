@@ -10,25 +10,41 @@ fn zh(language: Language) -> bool {
     language == Language::Chinese
 }
 
-/// No skill fits the question.
-pub fn out_of_scope(language: Language, skills: &[String]) -> Refusal {
+/// The most skills a message names: with hundreds of skills a refusal that lists them all is a
+/// page of names. Past this, the rest are counted.
+pub const LISTED_SKILLS: usize = 8;
+
+/// `skills` joined for a message, the first [`LISTED_SKILLS`] of them and a count of the rest.
+fn skill_list(language: Language, skills: &[&str]) -> String {
+    let (sep, more) = if zh(language) { ("、", "等 {n} 个技能") } else { (", ", "and {n} more") };
+    let shown = skills[..skills.len().min(LISTED_SKILLS)].join(sep);
+    match skills.len().saturating_sub(LISTED_SKILLS) {
+        0 => shown,
+        n if zh(language) => format!("{shown}{}", more.replace("{n}", &(n + LISTED_SKILLS).to_string())),
+        n => format!("{shown} {}", more.replace("{n}", &n.to_string())),
+    }
+}
+
+/// No skill fits the question. `skills`: the nearest first; past [`LISTED_SKILLS`] they are counted.
+pub fn out_of_scope(language: Language, skills: &[&str]) -> Refusal {
+    let list = skill_list(language, skills);
     let message = if zh(language) {
-        format!("这个问题不在现有技能的范围内（可回答：{}）。", skills.join("、"))
+        format!("这个问题不在现有技能的范围内（可回答：{list}）。")
     } else {
-        format!("This question is outside the scope of the available skills ({}).", skills.join(", "))
+        format!("This question is outside the scope of the available skills ({list}).")
     };
     Refusal { kind: RefusalKind::OutOfScope, message }
 }
 
 /// No skill fits, and the nearest skill's SKILL.md says it does not support `item`: still
 /// `out_of_scope` (no skill was chosen), with the boundary as the reason.
-pub fn out_of_scope_by_boundary(language: Language, skills: &[String], skill: &str, item: &str) -> Refusal {
+pub fn out_of_scope_by_boundary(language: Language, skills: &[&str], skill: &str, item: &str) -> Refusal {
+    let list = skill_list(language, skills);
     let message = if zh(language) {
-        format!("这个问题不在现有技能的范围内：技能「{skill}」不支持{item}（可回答：{}）。", skills.join("、"))
+        format!("这个问题不在现有技能的范围内：技能「{skill}」不支持{item}（可回答：{list}）。")
     } else {
         format!(
-            "This question is outside the scope of the available skills: `{skill}` does not support {item} ({}).",
-            skills.join(", ")
+            "This question is outside the scope of the available skills: `{skill}` does not support {item} ({list})."
         )
     };
     Refusal { kind: RefusalKind::OutOfScope, message }
@@ -159,14 +175,14 @@ pub fn nothing_supported(language: Language) -> &'static str {
 
 /// The brief reply to a gated request when no LLM writes one. `skills` are `(id, description)`.
 pub fn gate_reply(kind: GateKind, language: Language, skills: &[(String, String)]) -> String {
-    let list = |sep: &str| skills.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>().join(sep);
+    let ids: Vec<&str> = skills.iter().map(|(id, _)| id.as_str()).collect();
+    let list = skill_list(language, &ids);
     match (kind, zh(language)) {
         (GateKind::Chitchat, true) => {
-            format!("你好！这个请求不需要查询知识库。我可以回答这些技能范围内的问题：{}。", list("、"))
+            format!("你好！这个请求不需要查询知识库。我可以回答这些技能范围内的问题：{list}。")
         }
         (GateKind::Chitchat, false) => format!(
-            "Hello! This request does not need the knowledge base. I can answer questions covered by these skills: {}.",
-            list(", ")
+            "Hello! This request does not need the knowledge base. I can answer questions covered by these skills: {list}."
         ),
         (GateKind::Rewrite, true) => {
             "改写、翻译、润色这类请求不需要查询知识库；配置 LLM 后即可直接处理。".to_string()
@@ -184,9 +200,18 @@ mod tests {
 
     #[test]
     fn each_text_follows_the_question_language() {
-        let skills = vec!["labor-law".to_string(), "tea".to_string()];
+        let skills = ["labor-law", "tea"];
         assert!(out_of_scope(Language::Chinese, &skills).message.contains("labor-law、tea"));
         assert!(out_of_scope(Language::Other, &skills).message.contains("labor-law, tea"));
+        let many: Vec<String> = (1..=1000).map(|i| format!("s{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let zh_many = out_of_scope(Language::Chinese, &many).message;
+        assert!(
+            zh_many.contains("s1、s2") && zh_many.contains("s8等 1000 个技能") && !zh_many.contains("s9"),
+            "{zh_many}"
+        );
+        let en_many = out_of_scope(Language::Other, &many).message;
+        assert!(en_many.ends_with("s7, s8 and 992 more)."), "{en_many}");
         assert_eq!(not_found(Language::Other, "tea").kind, RefusalKind::NotFound);
         assert!(not_found(Language::Chinese, "tea").message.starts_with("知识库中没有找到"));
         assert_eq!(boundary(Language::Other, "tea", "coffee").kind, RefusalKind::Boundary);

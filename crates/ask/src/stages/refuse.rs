@@ -25,7 +25,14 @@ impl Refuser<'_> {
     /// No skill accepted the question: `out_of_scope`, giving as the reason the boundary of a
     /// candidate skill it is about, if any. (`boundary` is the refusal of a *routed* skill.)
     pub fn unrouted(&self, route: &Route) -> Refusal {
-        let skills: Vec<String> = self.engine.skills().iter().map(|s| s.id.clone()).collect();
+        // Every skill, in load order; when they are too many to name, the nearest (the route's
+        // candidates, best first) are the ones named.
+        let all: Vec<&str> = self.engine.skills().iter().map(|s| s.id.as_str()).collect();
+        let mut skills: Vec<&str> = Vec::with_capacity(all.len());
+        if all.len() > messages::LISTED_SKILLS {
+            skills.extend(route.candidates.iter().map(|c| c.skill.as_str()));
+        }
+        skills.extend(all.iter().filter(|s| !skills.contains(s)).collect::<Vec<_>>());
         let boundary = route.candidates.iter().find_map(|c| {
             let skill = self.engine.skill(&c.skill).ok()?;
             let item = unsupported_topic(self.question, skill.boundary.as_ref()?, self.stats)?;
