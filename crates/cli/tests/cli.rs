@@ -544,31 +544,15 @@ fn documented_presets_do_not_clash() {
     }
 }
 
-/// Issue 46 item 30: every question the quick start (`scripts/quickstart`) searches or asks is
-/// answered right, and each search shows the chunk that holds the answer. A question added to
-/// the script needs its right answer here.
+/// Issue 46 item 30: every question the quick start (`scripts/quickstart`) searches or asks
+/// without the reader is answered right, and each search shows the chunk that holds the answer.
+/// A question added to the script needs its right answer in [`common::QUICKSTART_RIGHT`]; its
+/// `with_reader` lines are checked with the reader (tests/reader.rs).
 #[test]
 fn quickstart_shows_only_right_answers_and_the_chunks_that_hold_them() {
-    const RIGHT: &[(&str, &str)] = &[
-        ("劳动合同期限两年，试用期最长可以约定多久？", "试用期不得超过二个月"),
-        ("How long do I hold the reset button?", "10 seconds"),
-        ("How do I factory reset the router?", "10 seconds"),
-        ("红茶用多少度的水冲泡？", "90–95°C"),
-        ("绿茶用多少度的水泡？", "80–85°C"),
-        ("Who won the football world cup in 1998?", "outside the scope"),
-    ];
-    let script = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/quickstart"))
-        .expect("scripts/quickstart");
     let tmp = demo_indexed();
     let mut checked = 0;
-    for line in script.lines().map(str::trim) {
-        let Some(args) = line.strip_prefix("run ").map(double_quoted_words) else { continue };
-        if !matches!(args.first().map(String::as_str), Some("search" | "ask")) {
-            continue;
-        }
-        let question = &args[1];
-        let right = RIGHT.iter().find(|(q, _)| q == question).map(|(_, a)| *a);
-        let right = right.unwrap_or_else(|| panic!("{line}: add the right answer to RIGHT"));
+    for (line, args, right) in common::quickstart_questions("run ") {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = run(tmp.path(), &args);
         let shown = String::from_utf8_lossy(&out.stdout);
@@ -576,24 +560,4 @@ fn quickstart_shows_only_right_answers_and_the_chunks_that_hold_them() {
         checked += 1;
     }
     assert!(checked >= 4, "the quick start searches and asks: {checked} line(s) checked");
-}
-
-/// The words of a shell line whose only quoting is double quotes (the quick start's `run` lines).
-fn double_quoted_words(line: &str) -> Vec<String> {
-    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            c if c.is_whitespace() && !quoted => {
-                if !word.is_empty() {
-                    words.push(std::mem::take(&mut word));
-                }
-            }
-            c => word.push(c),
-        }
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
 }

@@ -75,3 +75,24 @@ fn without_a_reader_or_with_one_that_is_down_the_lexical_decision_stands() {
     let (answers, _) = json_lines(cmd, "{\"query\": \"红茶用多少度的水冲泡？\"}\n");
     assert!(answers[0].get("reader").is_none(), "{}", answers[0]);
 }
+
+/// The quick start installs the reader (issue 44): every question it asks is answered right with
+/// the reader — its `with_reader` lines, which the lexical evidence alone gets wrong, and the
+/// lines it asks in any case.
+#[test]
+fn with_the_reader_every_question_the_quick_start_asks_is_answered_right() {
+    let Some(url) = reader_server() else { return };
+    let demo = demo_indexed();
+    let lines: Vec<_> = [common::quickstart_questions("with_reader "), common::quickstart_questions("run ")]
+        .concat()
+        .into_iter()
+        .filter(|(_, args, _)| args[0] == "ask")
+        .collect();
+    assert!(lines.len() >= 8, "{} ask lines", lines.len());
+    let questions: Vec<&str> = lines.iter().map(|(_, args, _)| args[1].as_str()).collect();
+    let answers = batch(demo.path(), Some(&url), &questions);
+    for ((line, _, right), answer) in lines.iter().zip(&answers) {
+        let shown = answer["answer"].as_str().unwrap_or_default();
+        assert!(shown.contains(right), "{line}: shows no \"{right}\" with the reader: {answer}");
+    }
+}

@@ -528,3 +528,56 @@ pub fn comparable(mut answer: Value) -> Value {
     }
     answer
 }
+
+/// The right answer of every question `scripts/quickstart` searches or asks (a text the output
+/// must show). Its `with_reader` lines are right only with the reader.
+pub const QUICKSTART_RIGHT: &[(&str, &str)] = &[
+    ("劳动合同期限两年，试用期最长可以约定多久？", "试用期不得超过二个月"),
+    ("How long do I hold the reset button?", "10 seconds"),
+    ("How do I factory reset the router?", "10 seconds"),
+    ("红茶用多少度的水冲泡？", "90–95°C"),
+    ("绿茶用多少度的水泡？", "80–85°C"),
+    ("Who won the football world cup in 1998?", "outside the scope"),
+    ("How long is the warranty?", "2 years"),
+    ("How do I change the Wi-Fi password?", "SSID"),
+    ("Does a factory reset void the warranty?", "never void the warranty"),
+];
+
+/// The `search` and `ask` lines of `scripts/quickstart` that start with `prefix` (`"run "`,
+/// `"with_reader "`): each line, its arguments, and its right answer from [`QUICKSTART_RIGHT`]
+/// (a line without one panics: add it there).
+pub fn quickstart_questions(prefix: &str) -> Vec<(String, Vec<String>, &'static str)> {
+    let script = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/quickstart"))
+        .expect("scripts/quickstart");
+    let mut out = Vec::new();
+    for line in script.lines().map(str::trim) {
+        let Some(args) = line.strip_prefix(prefix).map(double_quoted_words) else { continue };
+        if !matches!(args.first().map(String::as_str), Some("search" | "ask")) {
+            continue;
+        }
+        let right = QUICKSTART_RIGHT.iter().find(|(q, _)| *q == args[1]).map(|(_, a)| *a);
+        let right = right.unwrap_or_else(|| panic!("{line}: add the right answer to QUICKSTART_RIGHT"));
+        out.push((line.to_string(), args, right));
+    }
+    out
+}
+
+/// The words of a shell line whose only quoting is double quotes (the quick start's `run` lines).
+fn double_quoted_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
