@@ -14,9 +14,22 @@ use skillrag_skill::Skill;
 use skillrag_store::EmbeddingCache;
 use std::collections::{HashMap, HashSet};
 
-/// How many skills a question is searched in. Up to this many, all of them; beyond, the ones
-/// the compact statistics rank highest (routing cost stays flat with hundreds of skills).
+/// How many skills a question is searched in at least. Up to this many, all of them; beyond,
+/// the ones the compact statistics rank highest ([`shortlist_size`]).
 pub const SHORTLIST: usize = 8;
+
+/// The most skills a question is searched in, however many there are.
+pub const SHORTLIST_MAX: usize = 32;
+
+/// How many of `skills` a question is searched in: all up to [`SHORTLIST`], then √n up to
+/// [`SHORTLIST_MAX`]. The compact statistics rank the right skill lower as the federation grows
+/// (one-file skills that share their everyday words), so a fixed shortlist loses recall: at 1000
+/// one-file skills 8 held the right skill for 0.83 of the questions and 32 for 0.94
+/// (`bench/results/many-skills.md`). Growing with √n keeps the searches per question sublinear.
+pub fn shortlist_size(skills: usize) -> usize {
+    let root = (skills as f64).sqrt().ceil() as usize;
+    root.clamp(SHORTLIST, SHORTLIST_MAX).min(skills)
+}
 
 /// The profiles of every skill.
 pub struct Dispatcher {
@@ -40,7 +53,7 @@ impl Dispatcher {
     }
 
     /// The skills of `skills` worth searching for `question`: every one when there are at most
-    /// [`SHORTLIST`], else the best by the fused ranks of the signals that need no search
+    /// [`SHORTLIST`], else the [`shortlist_size`] best by the fused ranks of the signals that need no search
     /// (specificity; triggers and profile words; profile embedding). Resource selection from
     /// per-skill statistics first, evidence from a shortlist second.
     pub fn shortlist(
@@ -53,7 +66,8 @@ impl Dispatcher {
         let wanted: HashSet<&str> = skills.iter().map(String::as_str).collect();
         let considered: Vec<&SkillProfile> =
             self.profiles.iter().filter(|p| wanted.contains(p.skill.as_str())).collect();
-        if considered.len() <= SHORTLIST {
+        let size = shortlist_size(considered.len());
+        if considered.len() <= size {
             return considered.iter().map(|p| p.skill.clone()).collect();
         }
         let skip = |p: &SkillProfile| leave_out.filter(|(s, _)| *s == p.skill).map(|(_, i)| i);
@@ -77,11 +91,7 @@ impl Dispatcher {
             .as_ref()
             .map(|v| ranked(&|p| p.dense_similarity(v, skip(p)).unwrap_or(f32::NAN), |s| s.is_finite()));
         let lists = [Some(by_specificity), Some(by_profile), by_dense].into_iter().flatten().map(|l| (1.0, l));
-        reciprocal_rank_fusion(lists, 60.0)
-            .into_iter()
-            .take(SHORTLIST)
-            .map(|(i, _)| considered[i].skill.clone())
-            .collect()
+        reciprocal_rank_fusion(lists, 60.0).into_iter().take(size).map(|(i, _)| considered[i].skill.clone()).collect()
     }
 
     /// Signals of `question` for the skills of `shortlist`. `leave_out` = (skill, example index)
@@ -207,6 +217,12 @@ pub(crate) mod tests {
         // Nothing reaches `accept`.
         assert_eq!(decide(&[signals("a", 0.3), signals("b", 0.2)]), (Decision::None, vec![]));
         assert_eq!(decide(&[]), (Decision::None, vec![]));
+    }
+
+    #[test]
+    fn the_shortlist_grows_with_the_square_root_of_the_skills_within_its_bounds() {
+        let sizes: Vec<usize> = [3, 8, 9, 64, 100, 300, 1000, 5000].map(shortlist_size).to_vec();
+        assert_eq!(sizes, [3, 8, 8, 8, 10, 18, 32, 32]);
     }
 
     #[test]
