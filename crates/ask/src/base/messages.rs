@@ -16,12 +16,11 @@ pub const LISTED_SKILLS: usize = 8;
 
 /// `skills` joined for a message, the first [`LISTED_SKILLS`] of them and a count of the rest.
 fn skill_list(language: Language, skills: &[&str]) -> String {
-    let (sep, more) = if zh(language) { ("、", "等 {n} 个技能") } else { (", ", "and {n} more") };
-    let shown = skills[..skills.len().min(LISTED_SKILLS)].join(sep);
+    let shown = skills[..skills.len().min(LISTED_SKILLS)].join(if zh(language) { "、" } else { ", " });
     match skills.len().saturating_sub(LISTED_SKILLS) {
         0 => shown,
-        n if zh(language) => format!("{shown}{}", more.replace("{n}", &(n + LISTED_SKILLS).to_string())),
-        n => format!("{shown} {}", more.replace("{n}", &n.to_string())),
+        _ if zh(language) => format!("{shown}等 {} 个技能", skills.len()),
+        rest => format!("{shown} and {rest} more"),
     }
 }
 

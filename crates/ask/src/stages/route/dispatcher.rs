@@ -25,7 +25,7 @@ pub const SHORTLIST_MAX: usize = 32;
 /// [`SHORTLIST_MAX`]. The compact statistics rank the right skill lower as the federation grows
 /// (one-file skills that share their everyday words), so a fixed shortlist loses recall: at 1000
 /// one-file skills 8 held the right skill for 0.83 of the questions and 32 for 0.94
-/// (`bench/results/many-skills.md`). Growing with √n keeps the searches per question sublinear.
+/// (`bench/results/thousand-skills.md`). Growing with √n keeps the searches per question sublinear.
 pub fn shortlist_size(skills: usize) -> usize {
     let root = (skills as f64).sqrt().ceil() as usize;
     root.clamp(SHORTLIST, SHORTLIST_MAX).min(skills)
@@ -53,8 +53,8 @@ impl Dispatcher {
     }
 
     /// The skills of `skills` worth searching for `question`: every one when there are at most
-    /// [`SHORTLIST`], else the [`shortlist_size`] best by the fused ranks of the signals that need no search
-    /// (specificity; triggers and profile words; profile embedding). Resource selection from
+    /// [`SHORTLIST`], else the [`shortlist_size`] best by the fused ranks of the signals that need
+    /// no search (specificity; triggers and profile words; profile embedding). Resource selection from
     /// per-skill statistics first, evidence from a shortlist second.
     pub fn shortlist(
         &self,
