@@ -34,13 +34,14 @@ for a in map(json.loads, open(answers, encoding="utf-8")):
     top = max(a["route"]["candidates"], key=lambda c: c["score"])
     if top["score"] >= band * accept:
         asked.append({"id": a["id"], "query": a["query"], "skill": top["skill"]})
+forced_skill = {q["id"]: q["skill"] for q in asked}
 env = dict(os.environ, SKILLRAG_EMBED_MODEL="none")
 lines = "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in asked)
 done = subprocess.run([binary, "-C", project, "batch"], input=lines, capture_output=True, text=True, env=env, check=True)
 counts = collections.Counter()
 calls = 0
 for a in map(json.loads, done.stdout.splitlines()):
-    r, forced = rows[a["id"]], next(q["skill"] for q in asked if q["id"] == a["id"])
+    r, forced = rows[a["id"]], forced_skill[a["id"]]
     answered = a.get("refusal") is None
     calls += len((a.get("reader") or {}).get("verdicts", []))
     if r["type"] == "fact":
