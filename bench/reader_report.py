@@ -18,17 +18,22 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0.0
 f = lambda x: "–" if x is None else f"{x:.3f}"
 
+ARMS = dict(a.split("=", 1) for a in sys.argv[3:]) or {
+    "no": "no reader", "candidates": "reader, candidates (shipped)", "passages1": "reader, + 1 passage",
+    "passages2": "reader, + 2 passages"}
 print("# The reader on dev v2 and its leave-gold-out variant\n")
-print("`bench/reader.sh`: BM25 only (`SKILLRAG_EMBED_MODEL=none`), the reader Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
-print("served by llama.cpp (`scripts/setup-reader`), all arms on the same machine. Arms: no reader; the reader")
-print("judging the extractive candidates only (`[reader] passages = 0`, as shipped); the candidates, then")
-print("the first retrieved passage whole (`passages = 1`); then two passages (`passages = 2`).")
+if sys.argv[3:]:
+    print("The reader Qwen2.5-Coder-1.5B-Instruct Q4_K_M served by llama.cpp (`scripts/setup-reader`), all arms")
+    print("on the same machine. Arms: " + "; ".join(ARMS.values()) + ".")
+else:
+    print("`bench/reader.sh`: BM25 only (`SKILLRAG_EMBED_MODEL=none`), the reader Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
+    print("served by llama.cpp (`scripts/setup-reader`), all arms on the same machine. Arms: no reader; the reader")
+    print("judging the extractive candidates only (`[reader] passages = 0`, as shipped); the candidates, then")
+    print("the first retrieved passage whole (`passages = 1`); then two passages (`passages = 2`).")
 if every > 1:
     print(f"A systematic sample: one question in {every} of each bench (`READER_BENCH_EVERY={every}`).")
 
 print()
-ARMS = {"no": "no reader", "candidates": "reader, candidates (shipped)", "passages1": "reader, + 1 passage",
-        "passages2": "reader, + 2 passages"}
 names = [f"{b}-{a}" for b in ("dev", "lgo") for a in ARMS]
 print("| measure | " + " | ".join(("dev" if n.startswith("dev") else "leave-gold-out") + ", " + ARMS[n[4:]] for n in names) + " |")
 print("|---|" + "---:|" * len(names))
@@ -51,7 +56,8 @@ print("| ask p50 / p95 (s) | " + " | ".join(f"{runs[n][2]['p50']:.2f} / {runs[n]
 print("\n## Per skill (answered with the fact · refused · unanswerable answered anyway)\n")
 print("| skill | dev, " + " | dev, ".join(ARMS.values()) + " | leave-gold-out answered anyway, " + " → ".join(ARMS.values()) + " |")
 print("|---|" + "---|" * (len(ARMS) + 1))
-skills = sorted(set(runs["dev-no"][0]["per_skill"]) | set(runs["lgo-no"][0]["per_skill"]))
+first = next(iter(ARMS))
+skills = sorted(set(runs[f"dev-{first}"][0]["per_skill"]) | set(runs[f"lgo-{first}"][0]["per_skill"]))
 for s in skills:
     cell = lambda n: (lambda d: f"{f(d['fact_right'])} · {f(d['fact_refused'])} · {f(d['unans_answered'])}")(runs[n][0]["per_skill"].get(s, {"fact_right": None, "fact_refused": None, "unans_answered": None}))
     lg = lambda n: f(runs[n][0]["per_skill"].get(s, {}).get("unans_answered"))
@@ -67,18 +73,19 @@ def outcome(q, a):
     return "answered"
 
 
-print("\n## Paired: rows whose outcome changes from the candidates-only reader\n")
+base = next(a for a in ARMS if not a.endswith("no"))
+print(f"\n## Paired: rows whose outcome changes from {ARMS[base]}\n")
 print("| arm | bench | fact rows now answered with the fact | fact rows no longer | unanswerable / out of scope rows now answered | no longer |")
 print("|---|---|---:|---:|---:|---:|")
-for arm in ("passages1", "passages2"):
+for arm in (a for a in ARMS if a != base and not a.endswith("no")):
     for bench in ("dev", "lgo"):
         queries = [json.loads(l) for l in open(os.path.join(work, f"{bench}-bench", "queries.jsonl"), encoding="utf-8")]
-        by_id = {a: {x.get("id"): x for x in runs[f"{bench}-{a}"][1]} for a in ("candidates", arm)}
+        by_id = {a: {x.get("id"): x for x in runs[f"{bench}-{a}"][1]} for a in (base, arm)}
         n = {"gain": 0, "loss": 0, "bad_gain": 0, "bad_loss": 0}
         for q in queries:
             if q["type"] == "chitchat":
                 continue
-            before, after = (outcome(q, by_id[a].get(q["id"])) for a in ("candidates", arm))
+            before, after = (outcome(q, by_id[a].get(q["id"])) for a in (base, arm))
             if q["type"] == "fact":
                 n["gain"] += after == "right" and before != "right"
                 n["loss"] += before == "right" and after != "right"
