@@ -16,8 +16,6 @@ scores (the fact in the text the reader saw).
 Variants:
   yesno   the shipped prompt (crates/ask/src/reader.rs): yes/no, 是/否 pooled with them
   yesno1  the same, with only yes/no counted (是/否 can be the answer to a 是否 question itself)
-  ab      the verdict as a labelled choice: A (the passage states the answer) or B (it does not),
-          so a yes/no question's own answer cannot be read as the verdict
   fewshot the shipped prompt after four worked examples (in-context demonstrations: invented
           passages, two languages, a neighbouring item and a same-topic passage that does not say it);
           a server that caches prompt prefixes reads them once
@@ -30,10 +28,6 @@ import collections, json, math, os, sys, time, urllib.request
 
 from reader_calibration import norm  # outcomes.py's gold-string rule, kept in one place for the reader studies
 from reader_wider import SYSTEM, MAX_PASSAGE_CHARS as MAX  # the shipped prompt, as in crates/ask/src/reader.rs
-SYSTEM_AB = ("You check whether a passage answers a question. Choose A only if the passage itself states the answer "
-             "to exactly this question. If the passage is about something else (another product, item, person or topic), "
-             "or does not say it, choose B. Reply with one letter: A or B.")
-
 
 # Invented, not drawn from any bench: what "states the answer" means, by example.
 DEMOS = [
@@ -55,11 +49,6 @@ def prompt(variant, question, passage):
         for p, q, a in DEMOS:
             turns += [{'role': 'user', 'content': user_turn(q, p)}, {'role': 'assistant', 'content': a}]
         return turns + [{'role': 'user', 'content': user_turn(question, passage)}]
-    if variant == 'ab':
-        return [{'role': 'system', 'content': SYSTEM_AB},
-                {'role': 'user', 'content': f"Passage:\n{passage}\n\nQuestion: {question}\n\n"
-                                            "A: the passage states the answer to the question.\n"
-                                            "B: it does not.\n\nReply A or B."}]
     return [{'role': 'system', 'content': SYSTEM}, {'role': 'user', 'content': user_turn(question, passage)}]
 
 
@@ -69,7 +58,7 @@ def spellings(c):
 
 
 PROMPT_OF = {'yesno1': 'yesno'}
-CHOICES = {'yesno': (['yes', '是'], ['no', '否']), 'fewshot': (['yes', '是'], ['no', '否']), 'yesno1': (['yes'], ['no']), 'ab': (['A'], ['B'])}
+CHOICES = {'yesno': (['yes', '是'], ['no', '否']), 'fewshot': (['yes', '是'], ['no', '否']), 'yesno1': (['yes'], ['no'])}
 
 
 def ask(url, messages):
