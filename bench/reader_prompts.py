@@ -3,6 +3,7 @@
 
   bench/reader_prompts.py judge WORK EVERY VARIANT...    (the reader server: scripts/setup-reader)
   bench/reader_prompts.py report WORK EVERY VARIANT...
+  bench/reader_prompts.py floor WORK EVERY FLOOR         (early rejection, the shipped prompt)
 
 WORK holds what bench/reader_probe.py logged (c10.jsonl / p10.jsonl for dev v2, lgo-c10.jsonl /
 lgo-p10.jsonl for its leave-gold-out variant, made in WORK/lgo). `judge` asks the reader
@@ -12,6 +13,10 @@ extractive candidates and first two retrieved passages under each VARIANT, as `R
 simulates the product's selection (judged in order, stopping at P >= max(0.8, t); the best with
 P >= t answers) for each variant, pool and threshold, scored as ../shared/tools/outcomes.py
 scores (the fact in the text the reader saw).
+
+`floor` judges the first candidate of every EVERY-th row, and the other two where its P(yes) is
+below FLOOR, and counts what judging them changes: rows a later candidate would answer (with the
+fact or not) and the calls it costs, by kind of row.
 
 Variants:
   yesno   the shipped prompt (crates/ask/src/reader.rs): yes/no, 是/否 pooled with them
@@ -227,7 +232,48 @@ def report(work, every, variants):
         print(f'| {v} | {pool} | {t} | ' + ' | '.join(f'{d[s][0]:.2f} · {d[s][1]:.2f}' if s in d else '–' for s in skills) + ' |')
 
 
+def floor(work, every, args):
+    url, limit = os.environ['SKILLRAG_READER'], float(args[0])
+    cache = load_cache(work)
+    log = open(f'{work}/verdicts.jsonl', 'a', encoding='utf-8')
+
+    def p(q, text):
+        key = ('yesno', q, text[:MAX])
+        if key not in cache:
+            cache[key] = ask(url, prompt('yesno', q, text))
+            log.write(json.dumps({'variant': 'yesno', 'question': q, 'passage': text[:MAX], 'top': cache[key]},
+                                 ensure_ascii=False) + '\n')
+        return p_of(cache[key], 'yesno')
+
+    c = collections.Counter()
+    for bench, r, cands, _ in rows(work, every):
+        if not cands:
+            continue
+        kind = 'leave-gold-out' if bench == 'lgo' else r['type']
+        c[(kind, 'judged')] += 1
+        first = p(r['query'], cands[0])
+        if first >= limit:
+            continue
+        c[(kind, 'below the floor')] += 1
+        ps = [first]
+        for text in cands[1:]:
+            ps.append(p(r['query'], text))
+            c[(kind, 'calls the floor saves')] += 1
+            if ps[-1] >= 0.8:
+                break
+        best = max(range(len(ps)), key=lambda i: ps[i])
+        if ps[best] >= 0.5:
+            holds = kind == 'fact' and any(norm(a) in norm(cands[best]) for a in r['answers'])
+            c[(kind, 'answered with the fact' if holds else 'answered (without the fact)')] += 1
+    print(f'Floor {limit} on the first verdict, one row in {every}: what judging the rest of the rows below it would change.\n')
+    print('| rows | judged | below the floor | answered with the fact | answered (without the fact) | calls the floor saves |')
+    print('|---|---:|---:|---:|---:|---:|')
+    for kind in ('fact', 'unanswerable', 'out_of_scope', 'leave-gold-out'):
+        print(f'| {kind} | ' + ' | '.join(str(c[(kind, k)]) for k in ('judged', 'below the floor', 'answered with the fact',
+                                                                         'answered (without the fact)', 'calls the floor saves')) + ' |')
+
+
 if __name__ == '__main__':
-    if len(sys.argv) < 5 or sys.argv[1] not in ('judge', 'report'):
+    if len(sys.argv) < 5 or sys.argv[1] not in ('judge', 'report', 'floor'):
         sys.exit(__doc__)
-    {'judge': judge, 'report': report}[sys.argv[1]](sys.argv[2], int(sys.argv[3]), sys.argv[4:])
+    {'judge': judge, 'report': report, 'floor': floor}[sys.argv[1]](sys.argv[2], int(sys.argv[3]), sys.argv[4:])

@@ -23,6 +23,12 @@ person or topic), answer no. Reply with one word: yes or no.";
 /// P(yes) at which a candidate is taken without judging the rest.
 const SURE: f32 = 0.8;
 
+/// P(yes) of the first candidate below which the rest are not judged (early rejection, as in a
+/// cascade). On dev v2 and its leave-gold-out variant 66 of 606 judged questions fall below it;
+/// judging their other candidates answered one more with the fact, one without it and one
+/// unanswerable question, for 128 more calls (`bench/results/reader-prompts.md`).
+const HOPELESS: f32 = 0.2;
+
 /// The reader and the probability above which its "yes" is taken.
 pub struct Reader {
     model: Arc<dyn Generator>,
@@ -83,6 +89,11 @@ impl Reader {
     /// candidates are judged too and the best one is taken.
     pub fn is_sure(&self, verdict: &Verdict) -> bool {
         verdict.p_answers >= SURE.max(self.threshold)
+    }
+
+    /// A first verdict so low that the next candidates are not worth judging.
+    pub fn is_hopeless(&self, verdict: &Verdict) -> bool {
+        verdict.p_answers < HOPELESS.min(self.threshold)
     }
 }
 

@@ -1,7 +1,8 @@
 //! The reader over the extractive answer's candidates (docs/design.md §4.9): the candidates are
 //! judged in order, best first, and the one the reader rates highest is the answer when it
 //! accepts it — answer selection by verification, so the answer is still quoted verbatim with its
-//! citation. None accepted: the question is refused. Judging stops at a candidate it is sure of.
+//! citation. None accepted: the question is refused. Judging stops at a candidate it is sure of,
+//! and after the first when that one is hopeless.
 
 use crate::base::contract::{Citation, ReaderInfo};
 use crate::reader::Reader;
@@ -29,7 +30,7 @@ pub fn select(
                 if reader.accepts(&verdict) && chosen.is_none_or(|(_, p)| verdict.p_answers > p) {
                     chosen = Some((i, verdict.p_answers));
                 }
-                if reader.is_sure(&verdict) {
+                if reader.is_sure(&verdict) || (i == 0 && reader.is_hopeless(&verdict)) {
                     break;
                 }
             }
@@ -89,14 +90,23 @@ mod tests {
 
     #[test]
     fn none_accepted_is_a_refusal_and_the_calls_are_bounded() {
-        let (pick, info) = select(&reader(&[Some(0.1), Some(0.2), Some(0.3), Some(0.9)]), "q", candidates(5), false);
+        let (pick, info) = select(&reader(&[Some(0.3), Some(0.2), Some(0.3), Some(0.9)]), "q", candidates(5), false);
         assert_eq!(pick, None);
         assert_eq!((info.decision.as_str(), info.verdicts.len()), ("refused", 3));
     }
 
     #[test]
+    fn a_hopeless_first_verdict_ends_the_judging_a_later_low_one_does_not() {
+        let (pick, info) = select(&reader(&[Some(0.1), Some(0.9)]), "q", candidates(3), false);
+        assert_eq!((pick, info.decision.as_str(), info.verdicts.len()), (None, "refused", 1));
+        let (pick, info) = select(&reader(&[Some(0.3), Some(0.1), Some(0.6)]), "q", candidates(3), false);
+        assert_eq!(pick.map(|p| p.0).as_deref(), Some("answer 3[1]"));
+        assert_eq!(info.verdicts.len(), 3);
+    }
+
+    #[test]
     fn passages_after_the_candidates_are_judged_within_their_own_calls() {
-        let script = [Some(0.1), Some(0.2), Some(0.3), Some(0.4), Some(0.7), Some(0.9)];
+        let script = [Some(0.3), Some(0.2), Some(0.3), Some(0.4), Some(0.7), Some(0.9)];
         let (pick, info) = select(&reader_with_passages(&script, 2), "q", candidates(6), false);
         assert_eq!(pick.map(|p| p.0).as_deref(), Some("answer 5[1]"));
         assert_eq!((info.chosen, info.verdicts.len()), (Some(5), 5), "3 candidates + 2 passages");
