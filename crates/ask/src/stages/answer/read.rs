@@ -2,7 +2,7 @@
 //! judged in order, best first, and the one the reader rates highest is the answer when it
 //! accepts it — answer selection by verification, so the answer is still quoted verbatim with its
 //! citation. None accepted: the question is refused. Judging stops at a candidate it is sure of,
-//! and after the first when that one is hopeless.
+//! and after the first when that one is hopeless (unless passages are judged too).
 
 use crate::base::contract::{Citation, ReaderInfo};
 use crate::reader::Reader;
@@ -30,7 +30,10 @@ pub fn select(
                 if reader.accepts(&verdict) && chosen.is_none_or(|(_, p)| verdict.p_answers > p) {
                     chosen = Some((i, verdict.p_answers));
                 }
-                if reader.is_sure(&verdict) || (i == 0 && reader.is_hopeless(&verdict)) {
+                // Passages, when judged, are there for the answers the candidates miss: a hopeless
+                // first candidate does not skip them.
+                let hopeless = i == 0 && reader.passages == 0 && reader.is_hopeless(&verdict);
+                if reader.is_sure(&verdict) || hopeless {
                     break;
                 }
             }
@@ -106,7 +109,8 @@ mod tests {
 
     #[test]
     fn passages_after_the_candidates_are_judged_within_their_own_calls() {
-        let script = [Some(0.3), Some(0.2), Some(0.3), Some(0.4), Some(0.7), Some(0.9)];
+        // A hopeless first candidate does not skip the passages.
+        let script = [Some(0.1), Some(0.2), Some(0.3), Some(0.4), Some(0.7), Some(0.9)];
         let (pick, info) = select(&reader_with_passages(&script, 2), "q", candidates(6), false);
         assert_eq!(pick.map(|p| p.0).as_deref(), Some("answer 5[1]"));
         assert_eq!((info.chosen, info.verdicts.len()), (Some(5), 5), "3 candidates + 2 passages");
