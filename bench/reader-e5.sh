@@ -20,13 +20,9 @@ eval "$("$here/scripts/setup-reader")"
 e5="$(eval "$("$here/scripts/setup-e5" local)" && echo "$SKILLRAG_EMBED_MODEL")"
 mkdir -p "$work"
 [ -d "$work/lgo" ] || python3 "$shared/tools/leave-gold-out.py" "$shared/bench/dev" "$work/lgo" >/dev/null
-sample() { # BENCH OUT: the bench's skills, every Nth question
-  mkdir -p "$2"
-  ln -sfn "$(realpath "$1/skills")" "$2/skills"
-  awk -v n="$every" '(NR - 1) % n == 0' "$1/queries.jsonl" >"$2/queries.jsonl"
-}
-sample "$shared/bench/dev" "$work/dev-bench"
-sample "$work/lgo" "$work/lgo-bench"
+. "$here/bench/sample.sh"
+sample "$shared/bench/dev" "$work/dev-bench" "$every"
+sample "$work/lgo" "$work/lgo-bench" "$every"
 run() { # BENCH EMBEDDER(bm25|e5) READER(no|candidates)
   local name="$1-$2-$3" embed=none flag=()
   [ "$2" = e5 ] && embed="$e5"

@@ -22,13 +22,9 @@ eval "$("$here/scripts/setup-reader")"
 mkdir -p "$work"
 python3 "$shared/tools/leave-gold-out.py" "$shared/bench/dev" "$work/lgo"
 every="${READER_BENCH_EVERY:-1}"
-sample() { # BENCH OUT: the bench's skills, every Nth question
-  mkdir -p "$2"
-  ln -sfn "$(realpath "$1/skills")" "$2/skills"
-  awk -v n="$every" '(NR - 1) % n == 0' "$1/queries.jsonl" >"$2/queries.jsonl"
-}
-sample "$shared/bench/dev" "$work/dev-bench"
-sample "$work/lgo" "$work/lgo-bench"
+. "$here/bench/sample.sh"
+sample "$shared/bench/dev" "$work/dev-bench" "$every"
+sample "$work/lgo" "$work/lgo-bench" "$every"
 run() { # NAME BENCH ARM(no|candidates|passages1|passages2)
   local name="$1" bench="$2" flag=() env=(SKILLRAG_EMBED_MODEL=none SKILLRAG_READER="$SKILLRAG_READER")
   case "$3" in
